@@ -1,0 +1,44 @@
+#pragma once
+// ProgramSpec: what codegen hands to a renderer and a runtime. `uops` is the linearized kernel, a flat
+// list in execution order where every node's sources appear before it. The node kinds, and how each
+// is meant (renderers print them, the interpreter device executes them):
+//
+//   DEFINE_GLOBAL  dtype T.ptr(), arg int64 = parameter position (0 is the output). Pointer to a buffer.
+//   DEFINE_VAR     int32, arg NamedRange{name, min, max}: an integer kernel argument (symbolic shapes).
+//   SPECIAL        int32, arg NamedRange{"gidx0"|"lidx0"..., 0, size-1}: GPU launch index (GPU renderers).
+//   CONST          scalar value (bool, int64 or double arg).
+//   RANGE          int32, src (start, end), arg int64 loop id: opens `for (ridxN = start; ridxN < end; ridxN++)`.
+//   ENDRANGE       void, src (RANGE): closes the innermost open loop, which is that RANGE.
+//   DEFINE_ACC     dtype T, src (init CONST), arg int64 acc id: declares `T accN = init;` where it stands.
+//   ASSIGN         dtype T, src (DEFINE_ACC, value): `accN = value;`. Later users of this node read accN.
+//   LOAD           dtype T, src (buf DEFINE_GLOBAL, idx int32) or (buf, idx, gate bool, alt T):
+//                  `buf[idx]`, or `gate ? buf[idx] : alt` (no memory access when gate is false).
+//   STORE          void, src (buf, idx, value) or (buf, idx, value, gate): `buf[idx] = value`, if gate.
+//   ALU ops        ADD MUL SUB IDIV MOD MAX CMPLT CMPNE AND OR XOR SHL SHR FDIV WHERE MULACC
+//                  EXP2 LOG2 SIN SQRT RECIP NEG TRUNC, CAST, BITCAST: C semantics in the node's dtype
+//                  (IDIV/MOD truncate toward zero; ints wrap; bool is 0/1; comparisons give bool).
+//   BARRIER        (GPU) workgroup barrier.  IF / ENDIF: src (gate) / (IF): a conditional block.
+//
+// No other op appears in a linearized program. Integer index math is int32 unless a node says otherwise.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "uop/uop.h"
+
+namespace tg {
+
+struct ProgramSpec {
+  std::string name;             // kernel name, e.g. "r_2", "E_4_4" (plain, no color codes)
+  std::string display_name;     // the name with ANSI colors for DEBUG output
+  std::string src;              // rendered source (empty for the interpreter device)
+  std::vector<UOpPtr> uops;     // the linearized kernel
+  std::vector<int64_t> global_size{1, 1, 1};  // GPU launch grid (unused on CPU)
+  std::vector<int64_t> local_size{1, 1, 1};
+  int n_bufs = 0;               // DEFINE_GLOBALs, in parameter order 0..n_bufs-1
+  std::vector<UOpPtr> vars;     // DEFINE_VARs, in parameter order after the buffers
+  int64_t estimated_ops = 0;    // FLOPs of one run (for GFLOPS in DEBUG=2)
+  int64_t estimated_mem = 0;    // bytes touched by one run
+};
+
+}  // namespace tg

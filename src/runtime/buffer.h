@@ -1,0 +1,36 @@
+#pragma once
+// Buffer: device memory for `size` elements of `dtype`, allocated lazily on first use.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "tg/dtype.h"
+
+namespace tg {
+
+class Buffer {
+ public:
+  Buffer(std::string device, int64_t size, DType dtype);
+  ~Buffer();
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+
+  const std::string& device() const { return device_; }
+  int64_t size() const { return size_; }
+  DType dtype() const { return dtype_; }
+  size_t nbytes() const { return size_t(size_) * size_t(dtype_.itemsize()); }
+  bool allocated() const { return ptr_ != nullptr || nbytes() == 0; }
+
+  void* ensure_allocated();                     // allocates on the device if needed
+  void* ptr() const { return ptr_; }
+  void copyin(const void* host, size_t bytes);  // bytes must equal nbytes()
+  void copyout(void* host, size_t bytes);       // bytes must equal nbytes()
+
+ private:
+  std::string device_;
+  int64_t size_;
+  DType dtype_;
+  void* ptr_ = nullptr;
+};
+
+}  // namespace tg

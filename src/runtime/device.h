@@ -1,0 +1,73 @@
+#pragma once
+// A device is {Allocator, Compiler, Program loader, Renderer}. Devices are opened on first use by name
+// ("CPU", "CPU:0", "NULL", "INTERP", later "CUDA:1"), once per process, and live until exit.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "codegen/program.h"
+#include "renderer/renderer.h"
+
+namespace tg {
+
+class Allocator {
+ public:
+  virtual ~Allocator() = default;
+  // alloc/free go through an LRU cache of freed blocks keyed by size (see LRUAllocator).
+  virtual void* alloc(size_t bytes) = 0;
+  virtual void free(void* ptr, size_t bytes) = 0;
+  virtual void copyin(void* dst, const void* host_src, size_t bytes) = 0;   // host -> device
+  virtual void copyout(void* host_dst, const void* src, size_t bytes) = 0;  // device -> host
+};
+
+class Compiler {
+ public:
+  virtual ~Compiler() = default;
+  // Source -> binary bytes. Throws tg::Error with the compiler's message on failure.
+  virtual std::string compile(const std::string& src) = 0;
+  // Identifies the compiler and its flags, for the disk cache key.
+  virtual std::string cache_key() const = 0;
+  // compile(), through the on-disk cache (CACHELEVEL=0 disables it). Counts real compiles in compiles().
+  std::string compile_cached(const std::string& src);
+  static int64_t compiles();  // compiler invocations in this process (cache misses)
+};
+
+class Program {
+ public:
+  virtual ~Program() = default;
+  // Run once. bufs are device pointers in parameter order, vars the DEFINE_VAR values. With wait=true,
+  // block until done and return the run time in seconds (else 0).
+  virtual double run(const std::vector<void*>& bufs, const std::vector<int64_t>& vars, bool wait) = 0;
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+  const std::string& name() const { return name_; }
+  Allocator& allocator() { return *allocator_; }
+  Compiler& compiler() { return *compiler_; }
+  const Renderer& renderer() const { return *renderer_; }
+  // Load a compiled binary (from compiler().compile_cached(spec.src)) as a runnable program.
+  virtual std::unique_ptr<Program> load(const ProgramSpec& spec, const std::string& binary) = 0;
+  virtual void synchronize() {}
+  // NULL: schedules and compiles, never runs kernels or moves data.
+  virtual bool executes() const { return true; }
+
+ protected:
+  std::string name_;
+  std::unique_ptr<Allocator> allocator_;
+  std::unique_ptr<Compiler> compiler_;
+  std::unique_ptr<Renderer> renderer_;
+};
+
+// Open (once) and return a device. Accepts "CPU", "cpu", "CPU:0" ...; throws tg::Error for unknown names
+// or devices not present on this machine. DEBUG>=1 prints "opened device CPU from pid:N" on first open.
+Device& get_device(const std::string& name);
+// Canonical spelling: "cpu" -> "CPU", "CPU:0" -> "CPU". Throws tg::Error for unknown devices.
+std::string canonical_device(const std::string& name);
+// DEV from the environment if set, else the best available ("CPU" for now).
+std::string default_device();
+
+}  // namespace tg

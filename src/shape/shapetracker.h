@@ -1,0 +1,38 @@
+#pragma once
+// ShapeTracker: a stack of Views. views.front() is nearest to the buffer, views.back() gives the shape.
+// Movement ops act on the last View; when a reshape cannot be expressed on it, a new View is stacked.
+#include <vector>
+
+#include "shape/view.h"
+
+namespace tg {
+
+struct ShapeTracker {
+  std::vector<View> views;
+
+  static ShapeTracker from_shape(const Shape& shape);
+
+  const Shape& shape() const { return views.back().shape; }
+  int64_t size() const;           // numel of shape()
+  bool contiguous() const;        // one view, contiguous, no offset, no mask: index == linear position
+  bool has_mask() const;          // any view has a mask
+  // The number of elements of the buffer behind it that can be touched (max index + 1), 0 if none.
+  int64_t real_size() const;
+
+  ShapeTracker reshape(const Shape& new_shape) const;
+  ShapeTracker permute(const std::vector<int64_t>& axes) const;
+  ShapeTracker expand(const Shape& new_shape) const;
+  ShapeTracker pad(const Mask& arg) const;
+  ShapeTracker shrink(const Mask& arg) const;
+  ShapeTracker flip(const std::vector<bool>& axes) const;
+
+  // `st` applied on top of this tracker (this is nearer to the buffer); merged views where exact.
+  ShapeTracker operator+(const ShapeTracker& st) const;
+  ShapeTracker simplify() const;  // merge adjacent views where the result is exactly representable
+
+  bool operator==(const ShapeTracker&) const = default;
+  size_t hash() const;
+  std::string repr() const;  // ShapeTracker(views=(View(...),))
+};
+
+}  // namespace tg

@@ -1,0 +1,222 @@
+// UPat matching, the op-indexed PatternMatcher, and the iterative graph_rewrite.
+#include "uop/pattern.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "tg/error.h"
+
+namespace tg {
+
+// ---- UPat builders ----
+UPat UPat::var(std::string name, std::optional<DType> dt) {
+  UPat p;
+  p.name = std::move(name);
+  if (dt) p.dtypes = {*dt};
+  return p;
+}
+UPat UPat::cvar(std::string name, std::optional<DType> dt) {
+  UPat p = var(std::move(name), dt);
+  p.ops = {Ops::CONST};
+  return p;
+}
+UPat UPat::cnst(double value) {
+  UPat p;
+  p.ops = {Ops::CONST};
+  p.const_value = value;
+  return p;
+}
+UPat UPat::op(Ops op, std::vector<UPat> src, std::string name) {
+  UPat p;
+  p.ops = {op};
+  p.src = std::move(src);
+  p.name = std::move(name);
+  return p;
+}
+UPat UPat::ops_of(std::vector<Ops> ops, std::string name) {
+  UPat p;
+  p.ops = std::move(ops);
+  p.name = std::move(name);
+  return p;
+}
+
+namespace {
+UPat binary(Ops op, const UPat& a, const UPat& b, bool commutative) {
+  UPat p = UPat::op(op, {a, b});
+  p.commutative = commutative;
+  return p;
+}
+}  // namespace
+UPat operator+(const UPat& a, const UPat& b) { return binary(Ops::ADD, a, b, true); }
+UPat operator*(const UPat& a, const UPat& b) { return binary(Ops::MUL, a, b, true); }
+UPat upat_idiv(const UPat& a, const UPat& b) { return binary(Ops::IDIV, a, b, false); }
+UPat upat_mod(const UPat& a, const UPat& b) { return binary(Ops::MOD, a, b, false); }
+UPat upat_lt(const UPat& a, const UPat& b) { return binary(Ops::CMPLT, a, b, false); }
+
+// ---- Captures ----
+const UOpPtr& Captures::operator[](std::string_view name) const {
+  for (auto& [k, v] : items_)
+    if (k == name) return v;
+  throw Error("pattern: no capture named '" + std::string(name) + "'");
+}
+const UOp* Captures::get(std::string_view name) const {
+  for (auto& [k, v] : items_)
+    if (k == name) return v.get();
+  return nullptr;
+}
+bool Captures::set(std::string_view name, const UOpPtr& u) {
+  if (const UOp* old = get(name)) return old == u.get();
+  items_.emplace_back(name, u);
+  return true;
+}
+
+// ---- matching ----
+namespace {
+bool match_sources(const std::vector<UPat>& pats, const std::vector<UOpPtr>& src, size_t first, Captures& caps) {
+  for (size_t i = 0; i < pats.size(); i++)
+    if (!upat_match(pats[i], src[first + i], caps)) return false;
+  return true;
+}
+}  // namespace
+
+bool upat_match(const UPat& p, const UOpPtr& u, Captures& caps) {
+  if (!p.ops.empty() && std::find(p.ops.begin(), p.ops.end(), u->op) == p.ops.end()) return false;
+  if (!p.dtypes.empty() && std::find(p.dtypes.begin(), p.dtypes.end(), u->dtype) == p.dtypes.end()) return false;
+  if (p.arg && !(*p.arg == u->arg)) return false;
+  if (p.const_value && (u->op != Ops::CONST || u->const_value() != *p.const_value)) return false;
+  size_t mark = caps.size();
+  if (!p.name.empty() && !caps.set(p.name, u)) return false;
+  if (!p.src) return true;
+  const auto& pats = *p.src;
+  bool len_ok = p.allow_any_len ? u->src.size() >= pats.size() : u->src.size() == pats.size();
+  if (!len_ok) {
+    caps.truncate(mark);
+    return false;
+  }
+  size_t inner = caps.size();
+  if (match_sources(pats, u->src, 0, caps)) return true;
+  caps.truncate(inner);
+  if (p.commutative && pats.size() == 2) {
+    std::vector<UPat> swapped{pats[1], pats[0]};
+    if (match_sources(swapped, u->src, 0, caps)) return true;
+  }
+  caps.truncate(mark);
+  return false;
+}
+
+// ---- PatternMatcher ----
+PatternMatcher::PatternMatcher(std::vector<std::pair<UPat, RewriteFn>> rules) {
+  for (auto& [pat, fn] : rules) rules_.push_back(Rule{std::move(pat), std::move(fn), {}});
+  index();
+}
+
+void PatternMatcher::index() {
+  by_op_.assign(kNumOps, {});
+  for (size_t i = 0; i < rules_.size(); i++) {
+    Rule& r = rules_[i];
+    r.required_src_ops.clear();
+    if (r.pat.src)
+      for (auto& s : *r.pat.src)
+        if (s.ops.size() == 1) r.required_src_ops.push_back(s.ops[0]);
+    if (r.pat.ops.empty())
+      for (int op = 0; op < kNumOps; op++) by_op_[op].push_back(i);
+    else
+      for (Ops op : r.pat.ops) by_op_[int(op)].push_back(i);
+  }
+}
+
+PatternMatcher PatternMatcher::operator+(const PatternMatcher& other) const {
+  PatternMatcher pm;
+  pm.rules_ = rules_;
+  pm.rules_.insert(pm.rules_.end(), other.rules_.begin(), other.rules_.end());
+  pm.index();
+  return pm;
+}
+
+UOpPtr PatternMatcher::rewrite(const UOpPtr& u, void* ctx) const {
+  if (by_op_.empty()) return nullptr;
+  for (size_t i : by_op_[int(u->op)]) {
+    const Rule& r = rules_[i];
+    bool rejected = false;
+    for (Ops need : r.required_src_ops) {
+      bool found = false;
+      for (auto& s : u->src) found |= s->op == need;
+      if (!found) { rejected = true; break; }
+    }
+    if (rejected) continue;
+    Captures caps;
+    if (!upat_match(r.pat, u, caps)) continue;
+    if (UOpPtr out = r.fn(caps, ctx); out && out != u) return out;
+  }
+  return nullptr;
+}
+
+// ---- graph_rewrite ----
+namespace {
+struct Rewriter {
+  const PatternMatcher& pm;
+  void* ctx;
+  bool bottom_up;
+  std::unordered_map<const UOp*, UOpPtr> done;  // node -> its final rewrite
+  std::vector<UOpPtr> keep;                      // keys stay alive so addresses are not reused
+
+  void finish(const UOpPtr& u, UOpPtr result) {
+    keep.push_back(u);
+    done[u.get()] = std::move(result);
+  }
+
+  UOpPtr run(const UOpPtr& root) {
+    // Frames: 0 = first visit, 1 = sources are done, 2 = waiting for the rewrite of `alt`.
+    struct Frame {
+      UOpPtr node;
+      int stage;
+      UOpPtr alt;
+    };
+    std::vector<Frame> stack{{root, 0, nullptr}};
+    while (!stack.empty()) {
+      Frame f = std::move(stack.back());
+      stack.pop_back();
+      if (f.stage == 0) {
+        if (done.count(f.node.get())) continue;
+        if (bottom_up) {
+          if (UOpPtr r = pm.rewrite(f.node, ctx)) {
+            stack.push_back({f.node, 2, r});
+            if (!done.count(r.get())) stack.push_back({r, 0, nullptr});
+            continue;
+          }
+        }
+        stack.push_back({f.node, 1, nullptr});
+        for (auto it = f.node->src.rbegin(); it != f.node->src.rend(); ++it)
+          if (!done.count(it->get())) stack.push_back({*it, 0, nullptr});
+      } else if (f.stage == 1) {
+        if (done.count(f.node.get())) continue;
+        std::vector<UOpPtr> srcs;
+        bool changed = false;
+        for (auto& s : f.node->src) {
+          srcs.push_back(done.at(s.get()));
+          changed |= srcs.back() != s;
+        }
+        UOpPtr n = changed ? UOp::make(f.node->op, f.node->dtype, std::move(srcs), f.node->arg) : f.node;
+        UOpPtr r = bottom_up ? nullptr : pm.rewrite(n, ctx);
+        if (!r && n != f.node && bottom_up) r = pm.rewrite(n, ctx);
+        if (r) {
+          stack.push_back({f.node, 2, r});
+          if (!done.count(r.get())) stack.push_back({r, 0, nullptr});
+        } else {
+          finish(f.node, n);
+          if (n != f.node) finish(n, n);
+        }
+      } else {
+        finish(f.node, done.at(f.alt.get()));
+      }
+    }
+    return done.at(root.get());
+  }
+};
+}  // namespace
+
+UOpPtr graph_rewrite(const UOpPtr& sink, const PatternMatcher& pm, void* ctx, bool bottom_up) {
+  return Rewriter{pm, ctx, bottom_up, {}, {}}.run(sink);
+}
+
+}  // namespace tg
