@@ -1,0 +1,7 @@
+#pragma once
+// tinygrad.cpp: the umbrella header.
+#include "tg/context.h"
+#include "tg/counters.h"
+#include "tg/dtype.h"
+#include "tg/error.h"
+#include "tg/tensor.h"

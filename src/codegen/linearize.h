@@ -1,0 +1,15 @@
+#pragma once
+// Linearizer: a lowered kernel graph (codegen/lowerer.h) -> the flat program of codegen/program.h.
+// Loops open in dim order around everything; each REDUCE becomes an accumulator declared before its own
+// loops, an update inside them, and its value read after they close.
+#include <vector>
+
+#include "uop/uop.h"
+
+namespace tg {
+
+std::vector<UOpPtr> linearize(const UOpPtr& sink);
+// FLOPs of one run: each ALU node counted once per iteration of the loops around it.
+int64_t estimate_flops(const std::vector<UOpPtr>& uops);
+
+}  // namespace tg

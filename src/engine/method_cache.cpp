@@ -1,0 +1,81 @@
+// The method cache: kernel AST -> optimized, linearized, rendered, compiled program, once per device.
+#include <cstdio>
+#include <map>
+#include <mutex>
+
+#include "codegen/kernel.h"
+#include "codegen/linearize.h"
+#include "codegen/lowerer.h"
+#include "engine/realize.h"
+#include "tg/context.h"
+
+namespace tg {
+namespace {
+
+// Kernel names are unique per process: a second AST with the same name gets a suffix, as tinygrad's "n1".
+std::string unique_name(const std::string& name, const UOpPtr& ast) {
+  static std::map<std::string, std::vector<UOpPtr>> seen;
+  auto& asts = seen[name];
+  for (size_t i = 0; i < asts.size(); i++)
+    if (asts[i] == ast) return i == 0 ? name : name + "n" + std::to_string(i);
+  asts.push_back(ast);
+  return asts.size() == 1 ? name : name + "n" + std::to_string(asts.size() - 1);
+}
+
+void print_uops(const std::vector<UOpPtr>& uops) {
+  std::map<const UOp*, size_t> index;
+  for (size_t i = 0; i < uops.size(); i++) index[uops[i].get()] = i;
+  for (size_t i = 0; i < uops.size(); i++) {
+    const UOp& u = *uops[i];
+    std::string srcs = "[";
+    for (size_t j = 0; j < u.src.size(); j++) {
+      auto it = index.find(u.src[j].get());
+      srcs += (j ? ", " : "") + (it == index.end() ? std::string("--") : std::to_string(it->second));
+    }
+    srcs += "]";
+    std::printf("%4zu %-16s %-28s %-20s %s\n", i, op_name(u.op), u.dtype.repr().c_str(), srcs.c_str(),
+                u.arg_repr().c_str());
+  }
+}
+
+}  // namespace
+
+CompiledRunner& get_runner(const std::string& device, const UOpPtr& ast) {
+  static std::recursive_mutex mu;
+  static std::map<std::pair<std::string, const UOp*>, std::pair<UOpPtr, std::unique_ptr<CompiledRunner>>> cache;
+  std::lock_guard<std::recursive_mutex> lock(mu);
+  auto key = std::make_pair(device, ast.get());
+  if (auto it = cache.find(key); it != cache.end()) return *it->second.second;
+
+  Device& dev = get_device(device);
+  Kernel k(ast, dev.renderer());
+  if (!NOOPT) k.hand_coded_optimizations();
+  auto runner = std::make_unique<CompiledRunner>();
+  ProgramSpec& spec = runner->spec;
+  spec.name = unique_name(k.name(), ast);
+  spec.display_name = k.colored_name() + spec.name.substr(k.name().size());
+  if (DEBUG >= 3) {
+    for (auto& o : k.applied_opts()) std::printf("%s\n", o.repr().c_str());
+    if (k.applied_opts().empty()) std::printf("(no opts) %s\n", spec.name.c_str());
+  }
+  if (DEBUG >= 5) std::printf("%s\n", ast->repr().c_str());
+  UOpPtr lowered = lower_kernel(k);
+  spec.uops = linearize(lowered);
+  if (DEBUG >= 6) print_uops(spec.uops);
+  for (auto& u : spec.uops) {
+    if (u->op == Ops::DEFINE_GLOBAL) spec.n_bufs = std::max<int>(spec.n_bufs, int(u->get<int64_t>()) + 1);
+    if (u->op == Ops::DEFINE_VAR) spec.vars.push_back(u);
+  }
+  spec.estimated_ops = estimate_flops(spec.uops);
+  spec.src = dev.renderer().render(spec.name, spec.uops);
+  if (DEBUG >= 4) std::printf("%s\n", spec.src.c_str());
+  std::string binary = dev.compiler().compile_cached(spec.src);
+  runner->program = dev.load(spec, binary);
+  runner->device = device;
+  auto& slot = cache[key];
+  slot.first = ast;
+  slot.second = std::move(runner);
+  return *slot.second;
+}
+
+}  // namespace tg

@@ -1,0 +1,86 @@
+// Running a schedule: kernels through the method cache, copies through the host, DEBUG=2 lines.
+#include "engine/realize.h"
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+
+#include "helpers/debug.h"
+#include "tg/context.h"
+#include "tg/counters.h"
+
+namespace tg {
+namespace {
+
+// tinygrad's per-kernel line: *** CPU      3 r_2      arg  3 mem  0.00 GB tm      5.62us/     0.06ms (...)
+void print_line(const std::string& device, const std::string& name, size_t nargs, double et, int64_t ops,
+                int64_t mem) {
+  std::string head = "*** " + device.substr(0, 7);
+  head.resize(std::max<size_t>(head.size(), 11), ' ');
+  char count[16];
+  std::snprintf(count, sizeof(count), " %4lld", static_cast<long long>(GlobalCounters::kernel_count));
+  std::string pad(name.size() < 41 + (name.size() - ansilen(name)) ? 41 - ansilen(name) : 0, ' ');
+  double t = et > 0 ? et : 1e-20;
+  std::printf("%s %s arg %2zu mem %5.2f GB tm %9.2fus/%9.2fms (%9.2f GFLOPS %6.1f|%-7.1f GB/s)\n",
+              colored(head + count, "green").c_str(), (name + pad).c_str(), nargs,
+              double(GlobalCounters::mem_used) / 1e9, et * 1e6, GlobalCounters::time_sum_s * 1e3,
+              double(ops) / (t * 1e9), double(mem) / (t * 1e9), double(mem) / (t * 1e9));
+  std::fflush(stdout);
+}
+
+void run_copy(const ScheduleItem& item) {
+  Buffer& dst = *item.bufs.at(0);
+  Buffer& src = *item.bufs.at(1);
+  bool wait = DEBUG >= 2;
+  auto t0 = std::chrono::steady_clock::now();
+  if (get_device(dst.device()).executes() && get_device(src.device()).executes()) {
+    std::vector<uint8_t> host(src.nbytes());
+    src.ensure_allocated();
+    src.copyout(host.data(), host.size());
+    dst.ensure_allocated();
+    dst.copyin(host.data(), host.size());
+  } else {
+    dst.ensure_allocated();
+  }
+  double et = wait ? std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() : 0;
+  GlobalCounters::kernel_count++;
+  GlobalCounters::global_mem += int64_t(dst.nbytes());
+  GlobalCounters::time_sum_s += et;
+  if (DEBUG >= 2)
+    print_line(dst.device(), "copy " + std::to_string(dst.nbytes()) + ", " + dst.device() + " <- " + src.device(), 2,
+               et, 0, int64_t(dst.nbytes()));
+}
+
+}  // namespace
+
+void run_schedule_item(const ScheduleItem& item) {
+  if (item.ast->op == Ops::COPY) return run_copy(item);
+  const std::string& device = item.bufs.at(0)->device();
+  CompiledRunner& r = get_runner(device, item.ast);
+  std::vector<void*> ptrs;
+  int64_t mem = 0;
+  for (auto& b : item.bufs) {
+    ptrs.push_back(b->ensure_allocated());
+    mem += int64_t(b->nbytes());
+  }
+  bool wait = DEBUG >= 2;
+  double et = get_device(device).executes() ? r.program->run(ptrs, {}, wait) : 0;
+  GlobalCounters::kernel_count++;
+  GlobalCounters::global_ops += r.spec.estimated_ops;
+  GlobalCounters::global_mem += mem;
+  GlobalCounters::time_sum_s += et;
+  if (DEBUG >= 2) print_line(device, r.spec.display_name, ptrs.size(), et, r.spec.estimated_ops, mem);
+}
+
+std::vector<UOpPtr> run_realize(const std::vector<UOpPtr>& roots) {
+  auto t0 = std::chrono::steady_clock::now();
+  Schedule sched = create_schedule(roots);
+  if (DEBUG >= 1 && !sched.items.empty()) {
+    double ms = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() * 1e3;
+    std::printf("scheduled %zu kernels in %.2f ms\n", sched.items.size(), ms);
+  }
+  for (auto& item : sched.items) run_schedule_item(item);
+  return sched.roots;
+}
+
+}  // namespace tg

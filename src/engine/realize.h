@@ -1,0 +1,27 @@
+#pragma once
+// The realize loop: schedule, lower each item through the method cache, run, and count.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "codegen/program.h"
+#include "runtime/device.h"
+#include "schedule/schedule.h"
+
+namespace tg {
+
+// A compiled kernel for one device, shared by every ScheduleItem with the same AST.
+struct CompiledRunner {
+  ProgramSpec spec;
+  std::unique_ptr<Program> program;
+  std::string device;
+};
+
+// The method cache: (device, ast) -> CompiledRunner, compiling on a miss.
+CompiledRunner& get_runner(const std::string& device, const UOpPtr& ast);
+// Run one ScheduleItem (a kernel or a copy), with DEBUG=2 output and GlobalCounters.
+void run_schedule_item(const ScheduleItem& item);
+// Realize the graphs of `roots`; returns what each root becomes (a view of its buffer).
+std::vector<UOpPtr> run_realize(const std::vector<UOpPtr>& roots);
+
+}  // namespace tg

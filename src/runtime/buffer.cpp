@@ -1,0 +1,46 @@
+// Buffer: lazily allocated device memory for `size` elements of a dtype.
+#include "runtime/buffer.h"
+
+#include "runtime/device.h"
+#include "tg/error.h"
+
+namespace tg {
+
+Buffer::Buffer(std::string device, int64_t size, DType dtype)
+    : device_(canonical_device(device)), size_(size), dtype_(dtype) {
+  if (size < 0) throw Error("Buffer: negative size " + std::to_string(size) + " on " + device_);
+  if (dtype.ptr || dtype.scalar == Scalar::Void)
+    throw Error("Buffer: cannot hold elements of " + dtype.repr() + " (need a value dtype)");
+}
+
+Buffer::~Buffer() {
+  if (!ptr_) return;
+  // The device was opened when ptr_ was allocated, so this lookup cannot fail.
+  get_device(device_).allocator().free(ptr_, nbytes());
+  ptr_ = nullptr;
+}
+
+void* Buffer::ensure_allocated() {
+  if (!ptr_ && nbytes() > 0) ptr_ = get_device(device_).allocator().alloc(nbytes());
+  return ptr_;
+}
+
+void Buffer::copyin(const void* host, size_t bytes) {
+  if (bytes != nbytes())
+    throw Error("Buffer::copyin: got " + std::to_string(bytes) + " bytes for a buffer of " + std::to_string(size_) +
+                " x " + dtype_.repr() + " (" + std::to_string(nbytes()) + " bytes) on " + device_);
+  if (bytes == 0) return;
+  get_device(device_).allocator().copyin(ensure_allocated(), host, bytes);
+}
+
+void Buffer::copyout(void* host, size_t bytes) {
+  if (bytes != nbytes())
+    throw Error("Buffer::copyout: asked for " + std::to_string(bytes) + " bytes from a buffer of " +
+                std::to_string(size_) + " x " + dtype_.repr() + " (" + std::to_string(nbytes()) + " bytes) on " +
+                device_);
+  if (bytes == 0) return;
+  if (!ptr_) throw Error("Buffer::copyout: buffer on " + device_ + " was never allocated or written");
+  get_device(device_).allocator().copyout(host, ptr_, bytes);
+}
+
+}  // namespace tg

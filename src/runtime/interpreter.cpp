@@ -1,0 +1,567 @@
+// The UOp interpreter. Two phases: loading builds a Plan (each node decoded once into an Instr that names
+// its value slots and jump targets, with every structural rule checked), running steps threads through
+// the Plan with a program counter. Nothing is looked up by node at run time.
+#include "runtime/interpreter.h"
+
+#include <array>
+#include <bit>
+#include <cstring>
+#include <unordered_map>
+
+#include "tg/error.h"
+#include "uop/exec_alu.h"
+
+namespace tg {
+
+// Buffers hold values in the host's byte order; num_to_bits/num_from_bits give the low bytes first.
+static_assert(std::endian::native == std::endian::little, "the interpreter reads buffers as little endian");
+
+namespace {
+
+constexpr int32_t kNone = -1;
+
+// SPECIAL flavours: gidxN is the workgroup id, lidxN the id inside the workgroup, idxN the absolute
+// thread id gidxN * local_sizeN + lidxN (for launches that name only global threads).
+enum class SpecialKind : uint8_t { kGroup, kLocal, kAbsolute };
+
+// One decoded node. Value slots index the thread's value array; a node of dtype.count lanes would own
+// `count` consecutive slots (all scalar today).
+struct Instr {
+  Ops op = Ops::NOOP;
+  DType dtype;                  // the node's dtype (element dtype for LOAD, value dtype for STORE)
+  DType src_dtype;              // ALU operands / CAST and BITCAST source / DEFINE_ACC init dtype
+  int32_t out = kNone;          // slot written; ASSIGN shares its DEFINE_ACC's slot
+  std::array<int32_t, 4> src{kNone, kNone, kNone, kNone};  // slots read, in the node's source order
+  uint8_t nsrc = 0;
+  int32_t target = kNone;       // RANGE: its ENDRANGE; ENDRANGE: its RANGE; IF: its ENDIF
+  int32_t buf = kNone;          // LOAD/STORE: buffer parameter number
+  int32_t aux = 0;              // DEFINE_VAR: position in vars; SPECIAL: dimension 0..2
+  SpecialKind special = SpecialKind::kGroup;
+  Num imm;                      // CONST value, already in the node's dtype
+};
+
+// Where the threads of a launch stand.
+struct Launch {
+  std::array<int64_t, 3> global{1, 1, 1};  // workgroups per dimension
+  std::array<int64_t, 3> local{1, 1, 1};   // threads per workgroup per dimension
+};
+
+// A thread: its own program counter and values, so the threads of a workgroup can be interleaved.
+struct ThreadCtx {
+  size_t pc = 0;
+  std::vector<Num> vals;
+  std::array<int64_t, 3> gid{}, lid{};
+  std::vector<Num> operands;  // reused for exec_alu's argument so ALU ops never allocate
+};
+
+enum class Stop : uint8_t { kBarrier, kDone };
+
+std::string prefix(const std::string& kernel) { return "INTERP kernel '" + kernel + "': "; }
+
+std::string node_str(int32_t pos, const UOp& u) {
+  return "uop " + std::to_string(pos) + " (" + op_name(u.op) + " " + u.dtype.repr() + ")";
+}
+
+bool is_listed_alu(Ops op) {
+  switch (op) {
+    case Ops::ADD: case Ops::MUL: case Ops::SUB: case Ops::IDIV: case Ops::MOD: case Ops::MAX:
+    case Ops::CMPLT: case Ops::CMPNE: case Ops::AND: case Ops::OR: case Ops::XOR: case Ops::SHL:
+    case Ops::SHR: case Ops::FDIV: case Ops::WHERE: case Ops::MULACC: case Ops::EXP2: case Ops::LOG2:
+    case Ops::SIN: case Ops::SQRT: case Ops::RECIP: case Ops::NEG: case Ops::TRUNC: case Ops::CAST:
+    case Ops::BITCAST:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// The value a CONST node stands for, converted from its arg's own type to the node's dtype.
+Num const_num(const UOp& u) {
+  if (auto* b = std::get_if<bool>(&u.arg)) return cast_num(Num{*b, 0}, dtypes::bool_, u.dtype);
+  if (auto* i = std::get_if<int64_t>(&u.arg)) return cast_num(Num{*i, 0}, dtypes::int64, u.dtype);
+  if (auto* d = std::get_if<double>(&u.arg)) return cast_num(Num{0, *d}, dtypes::float64, u.dtype);
+  throw Error("CONST arg is not a bool, int or float: " + u.arg_repr());
+}
+
+}  // namespace
+
+struct Interpreter::Plan {
+  std::string name;
+  std::vector<UOpPtr> uops;   // keeps the nodes alive for error messages
+  std::vector<Instr> code;
+  int32_t n_slots = 0;
+  std::vector<DType> buf_dtypes;  // element dtype per buffer parameter (void where unused)
+  size_t n_vars = 0;
+  std::vector<std::pair<int64_t, int64_t>> var_bounds;  // per vars position, from its DEFINE_VAR
+  std::vector<std::string> var_names;
+  Launch launch;
+};
+
+// ---------------------------------------------------------------------------------------------------
+// Loading: decode and validate.
+namespace {
+
+class PlanBuilder {
+ public:
+  PlanBuilder(const ProgramSpec& spec, Interpreter::Plan& plan) : spec_(spec), p_(plan) {}
+
+  void build() {
+    p_.name = spec_.name;
+    p_.uops = spec_.uops;
+    p_.n_vars = spec_.vars.size();
+    p_.var_bounds.assign(p_.n_vars, {0, 0});  // positions no DEFINE_VAR reads (no name) accept any value
+    p_.var_names.assign(p_.n_vars, "");
+    set_launch();
+    blocks_.push_back(kNone);  // block 0: the kernel body
+    open_.push_back({kNone, 0});
+    for (size_t i = 0; i < spec_.uops.size(); i++) decode(int32_t(i));
+    if (open_.size() > 1) {
+      int32_t opener = open_.back().pos;
+      fail(opener, "is never closed (missing " + std::string(p_.code[size_t(opener)].op == Ops::RANGE ? "ENDRANGE"
+                                                                                                  : "ENDIF") + ")");
+    }
+    check_specials();
+  }
+
+ private:
+  struct Open {
+    int32_t pos;    // the RANGE or IF that opened the block
+    int32_t block;  // its block id
+  };
+
+  [[noreturn]] void fail(int32_t pos, const std::string& why) const {
+    throw Error(prefix(spec_.name) + node_str(pos, *spec_.uops[size_t(pos)]) + " " + why);
+  }
+
+  void set_launch() {
+    auto copy = [&](const std::vector<int64_t>& from, std::array<int64_t, 3>& to, const char* what) {
+      if (from.size() > 3) throw Error(prefix(spec_.name) + what + " has more than 3 dimensions");
+      for (size_t d = 0; d < from.size(); d++) {
+        if (from[d] < 1) throw Error(prefix(spec_.name) + what + " has a dimension < 1");
+        to[d] = from[d];
+      }
+    };
+    copy(spec_.global_size, p_.launch.global, "global_size");
+    copy(spec_.local_size, p_.launch.local, "local_size");
+  }
+
+  // Is a value defined in block `def` visible from block `use`? Only from `def` itself and blocks nested
+  // in it, exactly as C scoping would allow.
+  bool visible(int32_t def, int32_t use) const {
+    for (int32_t b = use; b != kNone; b = blocks_[size_t(b)])
+      if (b == def) return true;
+    return false;
+  }
+
+  void decode(int32_t pos) {
+    const UOp& u = *spec_.uops[size_t(pos)];
+    if (!index_.emplace(&u, pos).second) fail(pos, "appears twice in the program");
+    if (u.dtype.count != 1) fail(pos, "is a vector: vector dtypes are not supported yet");
+    Instr in;
+    in.op = u.op;
+    in.dtype = u.dtype;
+    if (u.src.size() > in.src.size()) fail(pos, "has too many sources");
+    int32_t cur = open_.back().block;
+    for (size_t k = 0; k < u.src.size(); k++) {
+      auto it = index_.find(u.src[k].get());
+      if (it == index_.end() || it->second == pos)
+        fail(pos, "uses a " + std::string(op_name(u.src[k]->op)) + " that is not earlier in the program");
+      if (!visible(def_block_[size_t(it->second)], cur))
+        fail(pos, "uses uop " + std::to_string(it->second) + " outside the loop or IF that defines it");
+      in.src[k] = p_.code[size_t(it->second)].out;
+    }
+    in.nsrc = uint8_t(u.src.size());
+    int32_t def_block = cur;
+    if (u.dtype != dtypes::void_ && u.op != Ops::ASSIGN) in.out = p_.n_slots++;
+    auto need_src = [&](size_t n) {
+      if (u.src.size() != n) fail(pos, "needs " + std::to_string(n) + " sources, has " + std::to_string(u.src.size()));
+    };
+    auto src_pos = [&](size_t k) { return index_.at(u.src[k].get()); };
+    auto need_int = [&](size_t k, const char* what) {
+      if (!u.src[k]->dtype.is_int()) fail(pos, std::string(what) + " must be an integer, is " + u.src[k]->dtype.repr());
+    };
+    auto need_bool = [&](size_t k, const char* what) {
+      if (!u.src[k]->dtype.is_bool()) fail(pos, std::string(what) + " must be bool, is " + u.src[k]->dtype.repr());
+    };
+
+    switch (u.op) {
+      case Ops::DEFINE_GLOBAL: {
+        need_src(0);
+        const int64_t* n = std::get_if<int64_t>(&u.arg);
+        if (!u.dtype.ptr || u.dtype.local) fail(pos, "must be a global pointer");
+        if (!n || *n < 0 || *n > 4096) fail(pos, "needs a parameter number as arg, has " + u.arg_repr());
+        if (p_.buf_dtypes.size() <= size_t(*n)) p_.buf_dtypes.resize(size_t(*n) + 1, dtypes::void_);
+        DType& bt = p_.buf_dtypes[size_t(*n)];
+        if (bt != dtypes::void_) fail(pos, "repeats parameter " + std::to_string(*n));
+        bt = u.dtype.scalar_type();
+        in.buf = int32_t(*n);
+        break;
+      }
+      case Ops::DEFINE_VAR: {
+        need_src(0);
+        const auto* r = std::get_if<NamedRange>(&u.arg);
+        if (!r || !u.dtype.is_int()) fail(pos, "needs an int dtype and a NamedRange arg");
+        size_t k = 0;
+        while (k < spec_.vars.size() && spec_.vars[k].get() != &u) k++;
+        if (k == spec_.vars.size()) fail(pos, "'" + r->name + "' is not in the kernel's vars");
+        in.aux = int32_t(k);
+        p_.var_bounds[k] = {r->min, r->max};
+        p_.var_names[k] = r->name;
+        break;
+      }
+      case Ops::SPECIAL: decode_special(pos, u, in); break;
+      case Ops::CONST:
+        need_src(0);
+        try {
+          in.imm = const_num(u);
+        } catch (const Error& e) {
+          fail(pos, e.what());
+        }
+        break;
+      case Ops::RANGE:
+        need_src(2);
+        if (!u.dtype.is_int()) fail(pos, "must have an integer dtype");
+        need_int(0, "start");
+        need_int(1, "end");
+        def_block = open_block(pos);  // the loop variable exists inside the loop only
+        break;
+      case Ops::ENDRANGE:
+      case Ops::ENDIF: {
+        need_src(1);
+        Ops opener = u.op == Ops::ENDRANGE ? Ops::RANGE : Ops::IF;
+        if (u.src[0]->op != opener) fail(pos, "must close a " + std::string(op_name(opener)));
+        if (open_.back().pos != src_pos(0))
+          fail(pos, "closes uop " + std::to_string(src_pos(0)) + " but the innermost open block is " +
+                        (open_.size() > 1 ? "uop " + std::to_string(open_.back().pos) : "the kernel body"));
+        in.target = src_pos(0);
+        p_.code[size_t(in.target)].target = pos;
+        open_.pop_back();
+        break;
+      }
+      case Ops::IF:
+        need_src(1);
+        need_bool(0, "gate");
+        open_block(pos);
+        break;
+      case Ops::BARRIER: break;  // sources only order it after the stores it waits for
+      case Ops::DEFINE_ACC:
+        // tinygrad also lists the RANGEs an accumulator belongs to after the init; they carry no value.
+        if (u.src.empty()) fail(pos, "needs an init source");
+        for (size_t k = 1; k < u.src.size(); k++)
+          if (u.src[k]->op != Ops::RANGE) fail(pos, "takes only RANGEs after its init");
+        in.src_dtype = u.src[0]->dtype;
+        break;
+      case Ops::ASSIGN: {
+        need_src(2);
+        if (u.src[0]->op != Ops::DEFINE_ACC) fail(pos, "must assign to a DEFINE_ACC");
+        if (u.src[0]->dtype != u.dtype || u.src[1]->dtype != u.dtype)
+          fail(pos, "mixes dtypes: acc " + u.src[0]->dtype.repr() + ", value " + u.src[1]->dtype.repr());
+        in.out = in.src[0];  // writes the accumulator; readers of this node read it too
+        def_block = def_block_[size_t(src_pos(0))];
+        break;
+      }
+      case Ops::LOAD:
+      case Ops::STORE: decode_memory(pos, u, in, need_int, need_bool); break;
+      default:
+        if (!is_listed_alu(u.op)) fail(pos, "is not a node kind of a linearized program (codegen/program.h)");
+        if (u.src.empty()) fail(pos, "has no sources");
+        // The operands' dtype: WHERE's first source is the bool condition.
+        in.src_dtype = u.src[u.op == Ops::WHERE ? 1 : 0]->dtype;
+        break;
+    }
+    def_block_.push_back(def_block);
+    p_.code.push_back(in);
+  }
+
+  int32_t open_block(int32_t pos) {
+    auto b = int32_t(blocks_.size());
+    blocks_.push_back(open_.back().block);
+    open_.push_back({pos, b});
+    return b;
+  }
+
+  void decode_special(int32_t pos, const UOp& u, Instr& in) {
+    const auto* r = std::get_if<NamedRange>(&u.arg);
+    if (!r || !u.src.empty() || !u.dtype.is_int()) fail(pos, "needs an int dtype, no sources and a NamedRange arg");
+    const std::string& n = r->name;
+    std::string kind = n.size() > 1 ? n.substr(0, n.size() - 1) : "";
+    char dim = n.empty() ? '?' : n.back();
+    if ((kind != "gidx" && kind != "lidx" && kind != "idx") || dim < '0' || dim > '2')
+      fail(pos, "has name '" + n + "', expected gidx0..2, lidx0..2 or idx0..2");
+    if (r->min != 0) fail(pos, "'" + n + "' must start at 0");
+    in.special = kind == "gidx" ? SpecialKind::kGroup : kind == "lidx" ? SpecialKind::kLocal : SpecialKind::kAbsolute;
+    in.aux = dim - '0';
+  }
+
+  template <class NeedInt, class NeedBool>
+  void decode_memory(int32_t pos, const UOp& u, Instr& in, NeedInt need_int, NeedBool need_bool) {
+    bool load = u.op == Ops::LOAD;
+    if (load ? u.src.size() != 2 && u.src.size() != 4 : u.src.size() != 3 && u.src.size() != 4)
+      fail(pos, load ? "takes (buf, idx) or (buf, idx, gate, alt)" : "takes (buf, idx, value) or (buf, idx, value, gate)");
+    if (u.src[0]->op != Ops::DEFINE_GLOBAL) fail(pos, "must address a DEFINE_GLOBAL (DEFINE_LOCAL is not supported yet)");
+    need_int(1, "index");
+    in.buf = p_.code[size_t(index_.at(u.src[0].get()))].buf;
+    DType elem = p_.buf_dtypes[size_t(in.buf)];
+    DType value = load ? u.dtype : u.src[2]->dtype;
+    if (!load && u.dtype != dtypes::void_) fail(pos, "must have dtype void");
+    if (value != elem)
+      fail(pos, "moves " + value.repr() + " through a pointer to " + elem.repr() + " (buffer " + std::to_string(in.buf) + ")");
+    if (load && u.src.size() == 4) {
+      need_bool(2, "gate");
+      if (u.src[3]->dtype != u.dtype) fail(pos, "has an alt value of dtype " + u.src[3]->dtype.repr());
+    }
+    if (!load && u.src.size() == 4) need_bool(3, "gate");
+    in.dtype = value;
+  }
+
+  // The launch must be exactly the grid the SPECIALs describe, so no thread is lost or run twice.
+  void check_specials() {
+    std::array<int64_t, 3> g{0, 0, 0}, l{0, 0, 0}, a{0, 0, 0};  // extent named by gidx/lidx/idx (0: none)
+    for (size_t i = 0; i < p_.code.size(); i++) {
+      if (p_.code[i].op != Ops::SPECIAL) continue;
+      const Instr& in = p_.code[i];
+      auto ext = spec_.uops[i]->get<NamedRange>().max + 1;
+      auto& slot = in.special == SpecialKind::kGroup ? g : in.special == SpecialKind::kLocal ? l : a;
+      if (slot[size_t(in.aux)] != 0 && slot[size_t(in.aux)] != ext) fail(int32_t(i), "disagrees with another SPECIAL of its name");
+      slot[size_t(in.aux)] = ext;
+    }
+    const Launch& ln = p_.launch;
+    for (size_t d = 0; d < 3; d++) {
+      auto bad = [&](const std::string& what) {
+        throw Error(prefix(spec_.name) + "launch global_size " + dims(ln.global) + " local_size " + dims(ln.local) +
+                    " does not match the kernel's SPECIALs: " + what);
+      };
+      auto dn = std::to_string(d);
+      if (a[d] && (g[d] || l[d])) bad("idx" + dn + " together with gidx" + dn + "/lidx" + dn);
+      if (a[d] && a[d] != ln.global[d] * ln.local[d]) bad("idx" + dn + " spans " + std::to_string(a[d]));
+      if (!a[d] && ln.global[d] != (g[d] ? g[d] : 1)) bad("gidx" + dn + " spans " + std::to_string(g[d] ? g[d] : 1));
+      if (!a[d] && ln.local[d] != (l[d] ? l[d] : 1)) bad("lidx" + dn + " spans " + std::to_string(l[d] ? l[d] : 1));
+    }
+  }
+
+  static std::string dims(const std::array<int64_t, 3>& v) {
+    return "(" + std::to_string(v[0]) + ", " + std::to_string(v[1]) + ", " + std::to_string(v[2]) + ")";
+  }
+
+  const ProgramSpec& spec_;
+  Interpreter::Plan& p_;
+  std::unordered_map<const UOp*, int32_t> index_;  // node -> position
+  std::vector<int32_t> def_block_;                 // per position: the block its value lives in
+  std::vector<int32_t> blocks_;                    // per block: its parent (kNone for the kernel body)
+  std::vector<Open> open_;                         // blocks open at the current position
+};
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------------
+// Running.
+namespace {
+
+// One buffer of the launch, typed by its DEFINE_GLOBAL.
+struct Region {
+  std::byte* base = nullptr;
+  int64_t size = 0;  // elements
+  DType dtype;
+  int itemsize = 0;
+};
+
+class Executor {
+ public:
+  Executor(const Interpreter::Plan& plan, const std::vector<InterpBuffer>& bufs, const std::vector<int64_t>& vars)
+      : p_(plan) {
+    if (bufs.size() < plan.buf_dtypes.size())
+      throw Error(prefix(p_.name) + "needs " + std::to_string(plan.buf_dtypes.size()) + " buffers, got " +
+                  std::to_string(bufs.size()));
+    for (size_t b = 0; b < plan.buf_dtypes.size(); b++) {
+      Region r;
+      r.dtype = plan.buf_dtypes[b];
+      if (r.dtype != dtypes::void_) {
+        r.base = static_cast<std::byte*>(bufs[b].ptr);
+        r.itemsize = r.dtype.itemsize();
+        r.size = r.base ? int64_t(bufs[b].bytes / size_t(r.itemsize)) : 0;
+      }
+      regions_.push_back(r);
+    }
+    if (vars.size() != plan.n_vars)
+      throw Error(prefix(p_.name) + "needs " + std::to_string(plan.n_vars) + " vars, got " + std::to_string(vars.size()));
+    for (size_t k = 0; k < vars.size(); k++) {
+      auto [lo, hi] = plan.var_bounds[k];
+      if (!p_.var_names[k].empty() && (vars[k] < lo || vars[k] > hi))
+        throw Error(prefix(p_.name) + "var '" + p_.var_names[k] + "' = " + std::to_string(vars[k]) +
+                    " is outside its range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+      vars_.push_back(Num{vars[k], 0});
+    }
+  }
+
+  void run() {
+    const Launch& ln = p_.launch;
+    std::vector<ThreadCtx> group(size_t(ln.local[0] * ln.local[1] * ln.local[2]));
+    for (size_t t = 0; t < group.size(); t++) {
+      group[t].vals.assign(size_t(p_.n_slots), Num{});
+      group[t].lid = {int64_t(t) % ln.local[0], int64_t(t) / ln.local[0] % ln.local[1],
+                      int64_t(t) / (ln.local[0] * ln.local[1])};
+    }
+    for (int64_t z = 0; z < ln.global[2]; z++)
+      for (int64_t y = 0; y < ln.global[1]; y++)
+        for (int64_t x = 0; x < ln.global[0]; x++) {
+          for (ThreadCtx& t : group) {
+            t.pc = 0;
+            t.gid = {x, y, z};
+          }
+          run_group(group);
+        }
+  }
+
+ private:
+  // Threads of a workgroup run in turn up to the next BARRIER; when all stand at the same one, all pass.
+  void run_group(std::vector<ThreadCtx>& group) {
+    for (;;) {
+      size_t done = 0;
+      const ThreadCtx* waiting = nullptr;  // the first thread that stopped at a BARRIER
+      for (ThreadCtx& t : group) {
+        if (step(t) == Stop::kDone) {
+          done++;
+        } else if (!waiting) {
+          waiting = &t;
+        } else if (t.pc != waiting->pc) {
+          fail_at(t, t.pc, "is a different BARRIER than uop " + std::to_string(waiting->pc) +
+                               " where other threads of the workgroup wait");
+        }
+      }
+      if (done == group.size()) return;
+      if (done != 0)
+        fail_at(*waiting, waiting->pc, "is reached by only " + std::to_string(group.size() - done) + " of " +
+                                           std::to_string(group.size()) + " threads of the workgroup");
+      for (ThreadCtx& t : group) t.pc++;  // everyone passes the barrier together
+    }
+  }
+
+  [[noreturn]] void fail_at(const ThreadCtx& t, size_t pc, const std::string& why) const {
+    std::string where = node_str(int32_t(pc), *p_.uops[pc]);
+    const Launch& ln = p_.launch;
+    if (ln.global != std::array<int64_t, 3>{1, 1, 1} || ln.local != std::array<int64_t, 3>{1, 1, 1})
+      where += " in thread gid (" + std::to_string(t.gid[0]) + "," + std::to_string(t.gid[1]) + "," +
+               std::to_string(t.gid[2]) + ") lid (" + std::to_string(t.lid[0]) + "," + std::to_string(t.lid[1]) +
+               "," + std::to_string(t.lid[2]) + ")";
+    throw Error(prefix(p_.name) + where + " " + why);
+  }
+
+  // The element address for an access, after the bounds check.
+  std::byte* address(const ThreadCtx& t, size_t pc, const Instr& in, int64_t idx) const {
+    const Region& r = regions_[size_t(in.buf)];
+    if (idx < 0 || idx >= r.size)
+      fail_at(t, pc, std::string(in.op == Ops::LOAD ? "reads" : "writes") + " out of bounds: buffer " +
+                         std::to_string(in.buf) + " (" + r.dtype.repr() + "), index " + std::to_string(idx) +
+                         ", size " + std::to_string(r.size));
+    return r.base + idx * r.itemsize;
+  }
+
+  Num load(const ThreadCtx& t, size_t pc, const Instr& in, int64_t idx) const {
+    uint64_t bits = 0;
+    std::memcpy(&bits, address(t, pc, in, idx), size_t(regions_[size_t(in.buf)].itemsize));
+    return num_from_bits(bits, in.dtype);
+  }
+
+  void store(const ThreadCtx& t, size_t pc, const Instr& in, int64_t idx, Num v) const {
+    uint64_t bits = num_to_bits(v, in.dtype);
+    std::memcpy(address(t, pc, in, idx), &bits, size_t(regions_[size_t(in.buf)].itemsize));
+  }
+
+  Num special(const ThreadCtx& t, const Instr& in) const {
+    auto d = size_t(in.aux);
+    switch (in.special) {
+      case SpecialKind::kGroup: return Num{t.gid[d], 0};
+      case SpecialKind::kLocal: return Num{t.lid[d], 0};
+      case SpecialKind::kAbsolute: return Num{t.gid[d] * p_.launch.local[d] + t.lid[d], 0};
+    }
+    return Num{};
+  }
+
+  // Runs `t` from its pc until it finishes or stops at a BARRIER (t.pc then points at the BARRIER).
+  Stop step(ThreadCtx& t) const {
+    const std::vector<Instr>& code = p_.code;
+    Num* v = t.vals.data();
+    size_t pc = t.pc;
+    while (pc < code.size()) {
+      const Instr& in = code[pc];
+      switch (in.op) {
+        case Ops::DEFINE_GLOBAL:
+        case Ops::ENDIF:
+          break;
+        case Ops::CONST: v[in.out] = in.imm; break;
+        case Ops::DEFINE_VAR: v[in.out] = vars_[size_t(in.aux)]; break;
+        case Ops::SPECIAL: v[in.out] = special(t, in); break;
+        case Ops::RANGE:
+          // Control reaches a RANGE only from above: this is always a loop's first entry.
+          v[in.out] = v[in.src[0]];
+          if (v[in.src[0]].i >= v[in.src[1]].i) {
+            pc = size_t(in.target) + 1;
+            continue;
+          }
+          break;
+        case Ops::ENDRANGE: {
+          const Instr& r = code[size_t(in.target)];
+          int64_t next = v[r.out].i + 1;
+          if (next < v[r.src[1]].i) {
+            v[r.out] = Num{next, 0};
+            pc = size_t(in.target) + 1;
+            continue;
+          }
+          break;
+        }
+        case Ops::IF:
+          if (v[in.src[0]].i == 0) {
+            pc = size_t(in.target) + 1;
+            continue;
+          }
+          break;
+        case Ops::BARRIER: t.pc = pc; return Stop::kBarrier;
+        case Ops::DEFINE_ACC: v[in.out] = cast_num(v[in.src[0]], in.src_dtype, in.dtype); break;
+        case Ops::ASSIGN: v[in.out] = v[in.src[1]]; break;
+        case Ops::LOAD:
+          // A false gate gives the alt value without touching memory.
+          if (in.nsrc == 4 && v[in.src[2]].i == 0) v[in.out] = v[in.src[3]];
+          else v[in.out] = load(t, pc, in, v[in.src[1]].i);
+          break;
+        case Ops::STORE:
+          if (in.nsrc == 3 || v[in.src[3]].i != 0) store(t, pc, in, v[in.src[1]].i, v[in.src[2]]);
+          break;
+        case Ops::CAST: v[in.out] = cast_num(v[in.src[0]], in.src_dtype, in.dtype); break;
+        case Ops::BITCAST: v[in.out] = bitcast_num(v[in.src[0]], in.src_dtype, in.dtype); break;
+        default: {  // the ALU ops, all validated when loading
+          t.operands.resize(in.nsrc);
+          for (size_t k = 0; k < in.nsrc; k++) t.operands[k] = v[in.src[k]];
+          v[in.out] = exec_alu(in.op, in.dtype, in.src_dtype, t.operands);
+          break;
+        }
+      }
+      pc++;
+    }
+    t.pc = pc;
+    return Stop::kDone;
+  }
+
+  const Interpreter::Plan& p_;
+  std::vector<Region> regions_;
+  std::vector<Num> vars_;
+};
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------------
+
+Interpreter::Interpreter(const ProgramSpec& spec) {
+  auto plan = std::make_unique<Plan>();
+  PlanBuilder(spec, *plan).build();
+  plan_ = std::move(plan);
+}
+
+Interpreter::~Interpreter() = default;
+
+const std::string& Interpreter::name() const { return plan_->name; }
+
+void Interpreter::run(const std::vector<InterpBuffer>& bufs, const std::vector<int64_t>& vars) const {
+  Executor(*plan_, bufs, vars).run();
+}
+
+}  // namespace tg

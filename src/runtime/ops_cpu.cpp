@@ -1,0 +1,310 @@
+// Device "CPU": kernels are C source compiled by the system compiler into a shared object, which is
+// loaded into this process with dlopen and called through its `<name>_entry` trampoline.
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <mutex>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "helpers/env.h"
+#include "renderer/c.h"
+#include "runtime/devices.h"
+#include "runtime/lru_allocator.h"
+#include "tg/error.h"
+
+extern char** environ;
+
+namespace tg {
+namespace {
+
+namespace fs = std::filesystem;
+
+// ---- memory ----
+
+class MallocAllocator : public Allocator {
+ public:
+  // 64 bytes: a cache line, and enough for any vector load the C renderer emits.
+  void* alloc(size_t bytes) override {
+    void* p = nullptr;
+    size_t rounded = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
+    if (posix_memalign(&p, 64, rounded) != 0) return nullptr;
+    return p;
+  }
+  void free(void* ptr, size_t) override { std::free(ptr); }
+  void copyin(void* dst, const void* src, size_t bytes) override { std::memcpy(dst, src, bytes); }
+  void copyout(void* dst, const void* src, size_t bytes) override { std::memcpy(dst, src, bytes); }
+};
+
+// ---- compiling ----
+
+std::vector<std::string> split_words(const std::string& s) {
+  std::istringstream in(s);
+  std::vector<std::string> words;
+  for (std::string w; in >> w;) words.push_back(w);
+  return words;
+}
+
+bool on_path(const std::string& exe) {
+  std::istringstream path(getenv_str("PATH"));
+  for (std::string dir; std::getline(path, dir, ':');)
+    if (!dir.empty() && access((fs::path(dir) / exe).c_str(), X_OK) == 0) return true;
+  return false;
+}
+
+// Run argv with stdin from /dev/null and stdout+stderr into `log`; returns the exit status (or -1 when it
+// could not start). posix_spawn, not system(): no shell quoting, and safe in a threaded process.
+int run_process(const std::vector<std::string>& argv, const fs::path& log) {
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  std::vector<char*> args;
+  for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid;
+  int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) return -1;
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// A private directory for one compile, removed when done.
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "tg_cc_XXXXXX").string();
+    if (!mkdtemp(tmpl.data())) throw Error("CPU compiler: cannot create a temp directory in " + tmpl);
+    path = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+// The compiler's message, plus the source lines it complains about (numbered), so the error is readable
+// without digging up the generated file.
+std::string explain_failure(const std::string& cmd, int rc, const std::string& log, const std::string& src) {
+  std::vector<std::string> lines;
+  std::istringstream in(src);
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  std::string msg = "CPU compile failed (" + cmd + (rc < 0 ? " could not be started" : " exited " +
+                    std::to_string(rc)) + "):\n" + log;
+  std::set<int> shown;
+  static const std::regex where(R"(kernel\.c:(\d+):)");
+  for (auto it = std::sregex_iterator(log.begin(), log.end(), where); it != std::sregex_iterator(); ++it) {
+    int n = std::stoi((*it)[1]);
+    if (n >= 1 && n <= int(lines.size()) && shown.insert(n).second && shown.size() <= 10)
+      msg += "\n  " + std::to_string(n) + " | " + lines[n - 1];
+  }
+  if (shown.empty() && lines.size() <= 40) msg += "\nsource:\n" + src;
+  return msg;
+}
+
+class ClangCompiler : public Compiler {
+ public:
+  explicit ClangCompiler(std::string cc) {
+    if (cc.empty()) cc = getenv_str("CC");
+    if (cc.empty()) cc = on_path("clang") ? "clang" : "gcc";
+    cmd_ = split_words(cc);
+    if (cmd_.empty()) throw Error("CPU compiler: empty compiler command");
+  }
+
+  std::string compile(const std::string& src) override {
+    TempDir tmp;
+    fs::path c_file = tmp.path / "kernel.c", so_file = tmp.path / "kernel.so", log = tmp.path / "log.txt";
+    {
+      std::ofstream out(c_file, std::ios::binary);
+      out << src;
+      if (!out) throw Error("CPU compiler: cannot write " + c_file.string());
+    }
+    std::vector<std::string> argv = cmd_;
+    argv.insert(argv.end(), kFlags.begin(), kFlags.end());
+    argv.insert(argv.end(), {"-x", "c", c_file.string(), "-o", so_file.string(), "-lm"});
+    int rc = run_process(argv, log);
+    if (rc != 0) throw Error(explain_failure(joined(), rc, slurp(log), src));
+    std::string bin = slurp(so_file);
+    if (bin.empty()) throw Error("CPU compile produced no output (" + joined() + "):\n" + slurp(log));
+    return bin;
+  }
+
+  // The compiler's identity, not just its name: a cached binary from another compiler version or another
+  // CPU (-march=native) must not be reused.
+  std::string cache_key() const override {
+    std::call_once(key_once_, [this] {
+      std::string version;
+      try {
+        TempDir tmp;
+        std::vector<std::string> argv = cmd_;
+        argv.push_back("--version");
+        if (run_process(argv, tmp.path / "v.txt") == 0) version = slurp(tmp.path / "v.txt");
+      } catch (const Error&) {
+      }
+      version = version.substr(0, version.find('\n'));
+      key_ = "CPU|" + joined() + "|" + version + "|" + cpu_model();
+      for (auto& f : kFlags) key_ += " " + f;
+    });
+    return key_;
+  }
+
+ private:
+  // -ffp-contract=off: no fused multiply-add, so a*b+c rounds twice as in the interpreter.
+  // -fno-math-errno: sqrt and friends become instructions; no -ffast-math, so NaN/inf behave per IEEE.
+  // -fwrapv: integer overflow wraps (the IR's semantics) instead of being undefined.
+  static inline const std::vector<std::string> kFlags = {
+      "-O2", "-march=native", "-fPIC", "-shared", "-ffp-contract=off", "-fno-math-errno", "-fwrapv",
+      "-Werror=implicit-function-declaration"};
+
+  static std::string cpu_model() {
+    std::ifstream in("/proc/cpuinfo");
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 1);
+    return "";
+  }
+  std::string joined() const {
+    std::string s;
+    for (auto& w : cmd_) s += (s.empty() ? "" : " ") + w;
+    return s;
+  }
+
+  std::vector<std::string> cmd_;
+  mutable std::once_flag key_once_;
+  mutable std::string key_;
+};
+
+// ---- running ----
+
+using EntryFn = void (*)(void**, const long long*);
+
+class CPUProgram : public Program {
+ public:
+  CPUProgram(const ProgramSpec& spec, const std::string& binary)
+      : name_(spec.name), n_bufs_(size_t(spec.n_bufs)), n_vars_(spec.vars.size()) {
+    if (binary.empty()) throw Error("CPU: empty binary for kernel " + name_ + " (was it compiled for NULL?)");
+    handle_ = open_library(binary);
+    entry_ = reinterpret_cast<EntryFn>(dlsym(handle_, (name_ + "_entry").c_str()));
+    if (!entry_) {
+      std::string why = dlerror_str();
+      dlclose(handle_);
+      close_fd();
+      throw Error("CPU: kernel binary has no symbol " + name_ + "_entry (" + why + ")");
+    }
+  }
+  ~CPUProgram() override {
+    dlclose(handle_);
+    close_fd();
+  }
+
+  double run(const std::vector<void*>& bufs, const std::vector<int64_t>& vars, bool wait) override {
+    // The trampoline reads exactly n_bufs pointers and n_vars values: a wrong count would read past them.
+    if (bufs.size() != n_bufs_ || vars.size() != n_vars_)
+      throw Error("CPU: kernel " + name_ + " takes " + std::to_string(n_bufs_) + " buffers and " +
+                  std::to_string(n_vars_) + " vars, got " + std::to_string(bufs.size()) + " and " +
+                  std::to_string(vars.size()));
+    for (size_t i = 0; i < bufs.size(); i++)
+      if (!bufs[i]) throw Error("CPU: kernel " + name_ + ": buffer " + std::to_string(i) + " is not allocated");
+    std::vector<long long> v(vars.begin(), vars.end());
+    auto t0 = std::chrono::steady_clock::now();
+    entry_(const_cast<void**>(bufs.data()), v.data());
+    auto t1 = std::chrono::steady_clock::now();
+    return wait ? std::chrono::duration<double>(t1 - t0).count() : 0.0;
+  }
+
+ private:
+  static std::string dlerror_str() {
+    const char* e = dlerror();
+    return e ? e : "unknown dlerror";
+  }
+
+  // glibc's dlopen treats two opens of the same path as the same library, so every load needs a name no
+  // loaded library has: a memfd's /proc path is unique while the fd stays open (we hold it until unload);
+  // the temp-file fallback uses a per-process counter.
+  void* open_library(const std::string& binary) {
+    std::string path;
+    fd_ = memfd_create(("tg_" + name_).c_str(), MFD_CLOEXEC);
+    if (fd_ >= 0 && write_all(fd_, binary)) {
+      path = "/proc/self/fd/" + std::to_string(fd_);
+    } else {
+      close_fd();
+      static std::atomic<uint64_t> counter{0};
+      path = (fs::temp_directory_path() /
+              ("tg_" + std::to_string(getpid()) + "_" + std::to_string(counter++) + "_" + name_ + ".so"))
+                 .string();
+      std::ofstream out(path, std::ios::binary);
+      out.write(binary.data(), std::streamsize(binary.size()));
+      if (!out) throw Error("CPU: cannot write kernel library " + path);
+    }
+    void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (fd_ < 0) std::remove(path.c_str());  // the mapping stays valid after unlink
+    if (!h) {
+      std::string why = dlerror_str();
+      close_fd();
+      throw Error("CPU: cannot load kernel " + name_ + ": " + why);
+    }
+    return h;
+  }
+  static bool write_all(int fd, const std::string& data) {
+    size_t done = 0;
+    while (done < data.size()) {
+      ssize_t n = write(fd, data.data() + done, data.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return false;
+      done += size_t(n);
+    }
+    return true;
+  }
+  void close_fd() {
+    if (fd_ >= 0) close(fd_);
+    fd_ = -1;
+  }
+
+  std::string name_;
+  size_t n_bufs_, n_vars_;
+  int fd_ = -1;
+  void* handle_ = nullptr;
+  EntryFn entry_ = nullptr;
+};
+
+class CPUDevice : public Device {
+ public:
+  CPUDevice() {
+    name_ = "CPU";
+    allocator_ = std::make_unique<LRUAllocator>(std::make_unique<MallocAllocator>());
+    compiler_ = std::make_unique<ClangCompiler>("");
+    renderer_ = std::make_unique<ClangRenderer>();
+  }
+  std::unique_ptr<Program> load(const ProgramSpec& spec, const std::string& binary) override {
+    return std::make_unique<CPUProgram>(spec, binary);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Allocator> make_malloc_allocator() { return std::make_unique<MallocAllocator>(); }
+std::unique_ptr<Compiler> make_cpu_compiler(const std::string& cc) { return std::make_unique<ClangCompiler>(cc); }
+std::unique_ptr<Device> make_cpu_device() { return std::make_unique<CPUDevice>(); }
+
+}  // namespace tg

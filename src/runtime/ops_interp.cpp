@@ -1,0 +1,167 @@
+// Device "INTERP": runs linearized kernels through the UOp interpreter (runtime/interpreter.h) on host
+// memory, like tinygrad's PYTHON device. Its "source" is a listing of the uops, its "compiler" is the
+// identity, and its programs execute spec.uops directly, so every compiled backend can be checked against
+// it on the same kernels.
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <iomanip>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <unordered_map>
+
+#include "runtime/devices.h"
+#include "runtime/interpreter.h"
+#include "runtime/lru_allocator.h"
+#include "tg/error.h"
+
+namespace tg {
+namespace {
+
+// Host memory that remembers the size of every live block: Program::run receives bare pointers, and the
+// interpreter's bounds checks need to know how far each buffer reaches.
+class InterpAllocator : public Allocator {
+ public:
+  InterpAllocator() : inner_(make_malloc_allocator()) {}
+
+  void* alloc(size_t bytes) override {
+    void* p = inner_->alloc(bytes);
+    std::lock_guard<std::mutex> lock(mu_);
+    live_[reinterpret_cast<uintptr_t>(p)] = bytes;
+    return p;
+  }
+  void free(void* ptr, size_t bytes) override {
+    if (!ptr) return;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = live_.find(reinterpret_cast<uintptr_t>(ptr));
+      if (it == live_.end()) {
+        // Not ours (or freed twice). Freeing it would corrupt the heap, and this may run in a destructor
+        // where throwing terminates: say so and keep going.
+        std::fprintf(stderr, "INTERP: free of a pointer this device did not allocate (%zu bytes), ignored\n", bytes);
+        return;
+      }
+      live_.erase(it);
+    }
+    inner_->free(ptr, bytes);
+  }
+  void copyin(void* dst, const void* host_src, size_t bytes) override {
+    if (bytes) std::memcpy(dst, host_src, bytes);
+  }
+  void copyout(void* host_dst, const void* src, size_t bytes) override {
+    if (bytes) std::memcpy(host_dst, src, bytes);
+  }
+
+  // The block holding `ptr`, from `ptr` to the block's end (offset views into a block work too); nullopt
+  // when `ptr` is not memory of this device.
+  std::optional<InterpBuffer> find(void* ptr) const {
+    auto p = reinterpret_cast<uintptr_t>(ptr);
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = live_.upper_bound(p);
+    if (it == live_.begin()) return std::nullopt;
+    --it;
+    if (p - it->first > it->second) return std::nullopt;
+    return InterpBuffer{ptr, it->second - (p - it->first)};
+  }
+
+ private:
+  std::unique_ptr<Allocator> inner_;
+  mutable std::mutex mu_;
+  std::map<uintptr_t, size_t> live_;  // block start -> bytes asked for
+};
+
+class InterpCompiler : public Compiler {
+ public:
+  std::string compile(const std::string& src) override { return src; }
+  std::string cache_key() const override { return "INTERP"; }
+};
+
+// Nothing is rendered to run, but DEBUG=4 prints the "source": a readable listing of the kernel.
+class InterpRenderer : public Renderer {
+ public:
+  std::string render(const std::string& name, const std::vector<UOpPtr>& uops) const override {
+    return "// INTERP kernel " + name + "\n" + uops_listing(uops);
+  }
+  // CPU-style codegen (loops, no SPECIAL) until the interpreter has DEFINE_LOCAL; the GPU issue flips it.
+  bool has_local() const override { return false; }
+  std::string device() const override { return "INTERP"; }
+};
+
+class InterpProgram : public Program {
+ public:
+  InterpProgram(const ProgramSpec& spec, const InterpAllocator& memory) : interp_(spec), memory_(memory) {}
+
+  double run(const std::vector<void*>& bufs, const std::vector<int64_t>& vars, bool wait) override {
+    auto t0 = std::chrono::steady_clock::now();
+    std::vector<InterpBuffer> views;
+    views.reserve(bufs.size());
+    for (size_t i = 0; i < bufs.size(); i++) {
+      if (!bufs[i]) {  // an empty buffer: any access is out of bounds
+        views.push_back({});
+        continue;
+      }
+      std::optional<InterpBuffer> v = memory_.find(bufs[i]);
+      if (!v)
+        throw Error("INTERP kernel '" + interp_.name() + "': buffer " + std::to_string(i) +
+                    " is not memory of the INTERP device");
+      views.push_back(*v);
+    }
+    interp_.run(views, vars);
+    auto t1 = std::chrono::steady_clock::now();
+    return wait ? std::chrono::duration<double>(t1 - t0).count() : 0.0;
+  }
+
+ private:
+  Interpreter interp_;
+  const InterpAllocator& memory_;  // owned by the device, which outlives its programs
+};
+
+class InterpDevice : public Device {
+ public:
+  InterpDevice() {
+    name_ = "INTERP";
+    auto memory = std::make_unique<InterpAllocator>();
+    memory_ = memory.get();
+    // Blocks the LRU cache keeps stay registered at their exact size, so lookups stay right.
+    allocator_ = std::make_unique<LRUAllocator>(std::move(memory));
+    compiler_ = std::make_unique<InterpCompiler>();
+    renderer_ = std::make_unique<InterpRenderer>();
+  }
+  // The binary is only the listing: the program runs the uops themselves.
+  std::unique_ptr<Program> load(const ProgramSpec& spec, const std::string&) override {
+    return std::make_unique<InterpProgram>(spec, *memory_);
+  }
+
+ private:
+  const InterpAllocator* memory_;
+};
+
+}  // namespace
+
+std::string uops_listing(const std::vector<UOpPtr>& uops) {
+  std::unordered_map<const UOp*, size_t> pos;
+  std::ostringstream os;
+  for (size_t i = 0; i < uops.size(); i++) {
+    const UOp& u = *uops[i];
+    pos.emplace(&u, i);
+    // Sources by position, constants by value, as tinygrad's print_uops shows them.
+    std::string srcs = "[";
+    for (size_t k = 0; k < u.src.size(); k++) {
+      const UOp& s = *u.src[k];
+      auto it = pos.find(&s);
+      srcs += k ? ", " : "";
+      srcs += s.op == Ops::CONST ? s.arg_repr() : it != pos.end() ? std::to_string(it->second) : "?";
+    }
+    srcs += "]";
+    os << std::setw(4) << i << " " << std::left << std::setw(20) << ("Ops." + std::string(op_name(u.op))) << ": "
+       << std::setw(30) << u.dtype.repr() << " " << std::setw(32) << srcs << " " << u.arg_repr() << std::right
+       << "\n";
+  }
+  return os.str();
+}
+
+std::unique_ptr<Device> make_interp_device() { return std::make_unique<InterpDevice>(); }
+
+}  // namespace tg

@@ -1,0 +1,262 @@
+// Realize points, kernel grouping and AST construction.
+#include "schedule/schedule.h"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "schedule/buffer_table.h"
+#include "tg/error.h"
+#include "uop/pattern.h"
+
+namespace tg {
+namespace {
+
+bool is_base_compute(const UOp* u) {
+  return u->op != Ops::BUFFER && u->op != Ops::CONST && u->op != Ops::DEVICE && u->op != Ops::VIEW &&
+         u->op != Ops::SINK;
+}
+const UOp* base_of(const UOp* u) { return u->op == Ops::VIEW ? u->src[0].get() : u; }
+
+// The device a node computes on: the first BUFFER or DEVICE found below it (COPY names its target first).
+std::string device_of(const UOp* root) {
+  std::vector<const UOp*> stack{root};
+  std::unordered_set<const UOp*> seen;
+  while (!stack.empty()) {
+    const UOp* u = stack.back();
+    stack.pop_back();
+    if (u->op == Ops::BUFFER) return buffer_device(u);
+    if (u->op == Ops::DEVICE) return u->get<std::string>();
+    for (auto it = u->src.rbegin(); it != u->src.rend(); ++it)
+      if (seen.insert(it->get()).second) stack.push_back(it->get());
+  }
+  throw Error("schedule: no device found for a " + std::string(op_name(root->op)));
+}
+
+// Folds VIEW(VIEW(x)) into one VIEW, after realized nodes were swapped for views of their buffers.
+const PatternMatcher& view_folding() {
+  static const PatternMatcher pm({
+      {UPat::op(Ops::VIEW, {UPat::op(Ops::VIEW, {UPat::var("x")}, "inner")}, "outer"),
+       [](const Captures& m, void*) -> UOpPtr {
+         ShapeTracker st = m["inner"]->get<ShapeTracker>() + m["outer"]->get<ShapeTracker>();
+         return UOp::make(Ops::VIEW, m["outer"]->dtype, {m["x"]}, st);
+       }},
+  });
+  return pm;
+}
+
+struct KernelFailure {
+  const UOp* must_realize;
+};
+
+// Builds one kernel's AST for the realized node `root`, inlining every non-realized node below it.
+class AstBuilder {
+ public:
+  AstBuilder(const UOp* root, const std::unordered_set<const UOp*>& realize) : root_(root), realize_(realize) {}
+
+  UOpPtr build(const UOpPtr& node, const ShapeTracker& st) {
+    auto key = std::make_pair(node.get(), st.hash());
+    if (auto it = memo_.find(key); it != memo_.end())
+      for (auto& [s, u] : it->second)
+        if (s == st) return u;
+    UOpPtr out = build_uncached(node, st);
+    memo_[key].emplace_back(st, out);
+    return out;
+  }
+
+  std::vector<const UOp*> inputs;  // realized nodes / BUFFERs loaded, DEFINE_GLOBAL 1.. in order
+
+ private:
+  const UOp* root_;
+  const std::unordered_set<const UOp*>& realize_;
+  const UOp* reduce_ = nullptr;
+  std::map<std::pair<const UOp*, size_t>, std::vector<std::pair<ShapeTracker, UOpPtr>>> memo_;
+
+  bool is_input(const UOp* u) const { return u != root_ && (u->op == Ops::BUFFER || realize_.count(u)); }
+
+  UOpPtr load(const UOpPtr& node, const ShapeTracker& st) {
+    auto it = std::find(inputs.begin(), inputs.end(), node.get());
+    int64_t idx = 1 + (it - inputs.begin());
+    if (it == inputs.end()) inputs.push_back(node.get());
+    auto buf = UOp::make(Ops::DEFINE_GLOBAL, node->dtype.pointer(), {}, idx);
+    auto view = UOp::make(Ops::VIEW, dtypes::void_, {}, st);
+    return UOp::make(Ops::LOAD, node->dtype, {buf, view});
+  }
+
+  // Would a zero-padded view of `u` change value? True when some inlined op maps 0 to non-zero.
+  bool pad_unsafe(const UOp* u) const {
+    std::vector<const UOp*> stack{u};
+    std::unordered_set<const UOp*> seen{u};
+    while (!stack.empty()) {
+      const UOp* x = stack.back();
+      stack.pop_back();
+      if (x != u && is_input(x)) continue;
+      if ((is_alu(x->op) || x->op == Ops::CAST) && !is_zero_preserving(x->op)) return true;
+      if (x->op == Ops::REDUCE_AXIS) return true;
+      for (auto& s : x->src)
+        if (seen.insert(s.get()).second) stack.push_back(s.get());
+    }
+    return false;
+  }
+
+  UOpPtr build_uncached(const UOpPtr& node, const ShapeTracker& st) {
+    if (is_input(node.get())) return load(node, st);
+    switch (node->op) {
+      case Ops::VIEW: {
+        const ShapeTracker& vst = node->get<ShapeTracker>();
+        const UOp* base = node->src[0].get();
+        if (vst.has_mask() && is_base_compute(base) && !is_input(base) && pad_unsafe(base))
+          throw KernelFailure{base};
+        return build(node->src[0], vst + st);
+      }
+      case Ops::CONST: {
+        auto view = UOp::make(Ops::VIEW, dtypes::void_, {}, st);
+        return UOp::make(Ops::CONST, node->dtype, {view}, node->arg);
+      }
+      case Ops::REDUCE_AXIS: {
+        if (reduce_ && reduce_ != node.get()) throw KernelFailure{node.get()};  // one reduce per kernel
+        if (!(st.contiguous() && st.shape() == node->shape)) throw KernelFailure{node.get()};
+        reduce_ = node.get();
+        auto src = build(node->src[0], ShapeTracker::from_shape(node->src[0]->shape));
+        return UOp::make(Ops::REDUCE_AXIS, node->dtype, {src}, node->arg);
+      }
+      case Ops::CONTIGUOUS: case Ops::DETACH:
+        return build(node->src[0], st);
+      default:
+        if (is_alu(node->op) || node->op == Ops::CAST || node->op == Ops::BITCAST) {
+          std::vector<UOpPtr> srcs;
+          for (auto& s : node->src) srcs.push_back(build(s, st));
+          return UOp::make(node->op, node->dtype, std::move(srcs), node->arg);
+        }
+        throw Error(std::string("schedule: cannot fuse a ") + op_name(node->op) + " into a kernel");
+    }
+  }
+};
+
+class Scheduler {
+ public:
+  Schedule run(const std::vector<UOpPtr>& roots) {
+    // Nodes realized earlier are swapped for views of their buffers.
+    auto sink = UOp::make(Ops::SINK, dtypes::void_, roots);
+    sink = substitute(sink, [](const UOp* u) { return realized(u); });
+    sink = graph_rewrite(sink, view_folding());
+    topo_ = toposort(sink);
+    find_realize_points(sink);
+    // Build every kernel; a kernel that cannot be built names a node to realize, and we start over.
+    std::vector<std::pair<const UOp*, UOpPtr>> asts;
+    std::vector<std::vector<const UOp*>> inputs;
+    for (bool done = false; !done;) {
+      done = true;
+      asts.clear();
+      inputs.clear();
+      for (const UOp* u : topo_) {
+        if (!realize_.count(u)) continue;
+        try {
+          auto [ast, ins] = build_kernel(u);
+          asts.emplace_back(u, ast);
+          inputs.push_back(ins);
+        } catch (const KernelFailure& f) {
+          if (realize_.count(f.must_realize)) throw Error("schedule: kernel grouping did not converge");
+          realize_.insert(f.must_realize);
+          done = false;
+          break;
+        }
+      }
+    }
+    return emit(sink, asts, inputs);
+  }
+
+ private:
+  std::vector<const UOp*> topo_;
+  std::unordered_set<const UOp*> realize_;
+
+  void find_realize_points(const UOpPtr& sink) {
+    std::unordered_map<const UOp*, std::unordered_set<const UOp*>> users;
+    for (const UOp* u : topo_)
+      for (auto& s : u->src) users[s.get()].insert(u);
+    for (auto& r : sink->src) {
+      const UOp* b = base_of(r.get());
+      if (is_base_compute(b)) realize_.insert(b);
+    }
+    for (const UOp* u : topo_) {
+      switch (u->op) {
+        case Ops::CONTIGUOUS: case Ops::COPY: case Ops::ASSIGN: realize_.insert(u); break;
+        case Ops::REDUCE_AXIS:
+          if (users[u].size() > 1) realize_.insert(u);  // never compute a reduce twice
+          break;
+        case Ops::VIEW: {
+          // A base read through an expanding view would be recomputed per copy: realize it.
+          const UOp* b = u->src[0].get();
+          if (is_base_compute(b) && u->get<ShapeTracker>().size() > prod(b->shape)) realize_.insert(b);
+          break;
+        }
+        default: break;
+      }
+      if (u->op == Ops::COPY) {
+        const UOp* b = base_of(u->src[1].get());
+        if (is_base_compute(b)) realize_.insert(b);
+      }
+    }
+  }
+
+  std::pair<UOpPtr, std::vector<const UOp*>> build_kernel(const UOp* u) {
+    if (u->op == Ops::COPY) return {u->ptr(), {base_of(u->src[1].get())}};
+    AstBuilder b(u, realize_);
+    UOpPtr value;
+    ShapeTracker out_st = ShapeTracker::from_shape(u->shape);
+    if (u->op == Ops::ASSIGN) {
+      // ASSIGN(target view of a buffer, value): store the value through the target's view.
+      const UOp* target = u->src[0].get();
+      if (target->op != Ops::VIEW || target->src[0]->op != Ops::BUFFER)
+        throw Error("assign: the target must be a realized buffer");
+      out_st = target->get<ShapeTracker>();
+      value = b.build(u->src[1], ShapeTracker::from_shape(u->src[1]->shape));
+    } else {
+      value = b.build(u->ptr(), out_st);
+    }
+    auto out = UOp::make(Ops::DEFINE_GLOBAL, u->dtype.pointer(), {}, int64_t(0));
+    auto store = UOp::make(Ops::STORE, dtypes::void_, {out, UOp::make(Ops::VIEW, dtypes::void_, {}, out_st), value});
+    return {UOp::make(Ops::SINK, dtypes::void_, {store}), b.inputs};
+  }
+
+  Schedule emit(const UOpPtr& sink, const std::vector<std::pair<const UOp*, UOpPtr>>& asts,
+                const std::vector<std::vector<const UOp*>>& inputs) {
+    Schedule sched;
+    std::unordered_map<const UOp*, UOpPtr> buffer_node;  // realized node -> its BUFFER
+    std::unordered_map<const UOp*, UOpPtr> replacement;  // realized node -> VIEW(BUFFER) of its shape
+    for (size_t k = 0; k < asts.size(); k++) {
+      const UOp* u = asts[k].first;
+      UOpPtr buf;
+      if (u->op == Ops::ASSIGN) {
+        buf = u->src[0]->src[0];
+      } else {
+        buf = new_buffer_uop(device_of(u), prod(u->shape), u->dtype);
+      }
+      buffer_node[u] = buf;
+      ShapeTracker st = u->op == Ops::ASSIGN ? u->src[0]->get<ShapeTracker>()
+                                             : ShapeTracker::from_shape({prod(u->shape)}).reshape(u->shape);
+      replacement[u] = UOp::make(Ops::VIEW, u->dtype, {buf}, st);
+      ScheduleItem item{asts[k].second, {buffer_of(buf.get())}};
+      for (const UOp* in : inputs[k]) {
+        const UOp* b = in->op == Ops::BUFFER ? in : buffer_node.at(in).get();
+        item.bufs.push_back(buffer_of(b));
+      }
+      if (prod(u->shape) > 0) sched.items.push_back(std::move(item));
+    }
+    for (auto& [node, view] : replacement) set_realized(node->ptr(), view);
+    auto out = substitute(sink, [&](const UOp* u) -> UOpPtr {
+      auto it = replacement.find(u);
+      return it == replacement.end() ? nullptr : it->second;
+    });
+    out = graph_rewrite(out, view_folding());
+    sched.roots = out->src;
+    return sched;
+  }
+};
+
+}  // namespace
+
+Schedule create_schedule(const std::vector<UOpPtr>& roots) { return Scheduler().run(roots); }
+
+}  // namespace tg

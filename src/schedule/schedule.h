@@ -1,0 +1,28 @@
+#pragma once
+// The scheduler: from the tensors to realize, find the buffers that must exist, group the rest into
+// kernels (an elementwise chain is one kernel; a reduce with the elementwise work before and after it is
+// one kernel), and emit a toposorted list of ScheduleItems.
+#include <memory>
+#include <vector>
+
+#include "runtime/buffer.h"
+#include "uop/uop.h"
+
+namespace tg {
+
+// ast is SINK(STORE(DEFINE_GLOBAL 0, VIEW, value)) with LOAD(DEFINE_GLOBAL i, VIEW) and CONST(VIEW) leaves,
+// or a COPY node (bufs[0] <- bufs[1]). bufs: outputs first, then inputs, in DEFINE_GLOBAL order.
+struct ScheduleItem {
+  UOpPtr ast;
+  std::vector<std::shared_ptr<Buffer>> bufs;
+};
+
+struct Schedule {
+  std::vector<ScheduleItem> items;
+  std::vector<UOpPtr> roots;  // what each root becomes: a VIEW of a realized BUFFER (or a CONST view)
+};
+
+// Schedules the graphs of `roots` and records the realized nodes (so later graphs reuse them).
+Schedule create_schedule(const std::vector<UOpPtr>& roots);
+
+}  // namespace tg

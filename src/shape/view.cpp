@@ -1,0 +1,185 @@
+// View: canonical construction and the movement ops on one strided, masked window. Reshape and merge
+// live in view_reshape.cpp.
+#include "shape/view.h"
+
+#include <algorithm>
+#include <functional>
+
+namespace tg {
+
+int64_t prod(const Shape& shape) {
+  int64_t p = 1;
+  for (int64_t s : shape) p *= s;
+  return p;
+}
+
+Shape strides_for_shape(const Shape& shape) {
+  Shape st(shape.size(), 0);
+  int64_t acc = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    st[i] = shape[i] == 1 ? 0 : acc;
+    acc *= shape[i];
+  }
+  return st;
+}
+
+View View::create(const Shape& shape, std::optional<Shape> strides, int64_t offset, std::optional<Mask> mask) {
+  size_t n = shape.size();
+  View v;
+  v.shape = shape;
+  // A view of nothing has one canonical form: nothing about its strides, offset or mask matters.
+  if (std::find(shape.begin(), shape.end(), 0) != shape.end()) {
+    v.strides.assign(n, 0);
+    return v;
+  }
+  v.strides = strides ? *strides : strides_for_shape(shape);
+  for (size_t i = 0; i < n; i++)
+    if (shape[i] == 1) v.strides[i] = 0;  // index is always 0: the stride is irrelevant
+  v.offset = offset;
+  if (mask) {
+    Mask m = *mask;
+    bool full = true, empty = false;
+    for (size_t i = 0; i < n; i++) {
+      m[i].first = std::clamp<int64_t>(m[i].first, 0, shape[i]);
+      m[i].second = std::clamp<int64_t>(m[i].second, 0, shape[i]);
+      full &= m[i].first == 0 && m[i].second == shape[i];
+      empty |= m[i].first >= m[i].second;
+    }
+    if (empty) {
+      // Nothing is valid: every all-invalid view of this shape is the same view.
+      v.strides.assign(n, 0);
+      v.offset = 0;
+      v.mask = Mask(n, {0, 0});
+    } else if (!full) {
+      // A dim masked down to one index reads one place: fold it into the offset so the stride is 0.
+      for (size_t i = 0; i < n; i++)
+        if (m[i].second - m[i].first == 1 && v.strides[i] != 0) {
+          v.offset += v.strides[i] * m[i].first;
+          v.strides[i] = 0;
+        }
+      v.mask = std::move(m);
+    }
+  }
+  v.contiguous = v.offset == 0 && !v.mask && v.strides == strides_for_shape(shape);
+  return v;
+}
+
+View View::permute(const std::vector<int64_t>& axes) const {
+  Shape sh, st;
+  Mask m;
+  for (int64_t a : axes) {
+    sh.push_back(shape[a]);
+    st.push_back(strides[a]);
+    if (mask) m.push_back((*mask)[a]);
+  }
+  return create(sh, st, offset, mask ? std::optional<Mask>(m) : std::nullopt);
+}
+
+View View::expand(const Shape& new_shape) const {
+  if (prod(shape) == 0) return create(new_shape);
+  std::optional<Mask> m;
+  if (mask) {
+    m = *mask;
+    // A grown dim had size 1: its mask was (0,1) (valid everywhere after growing) or (0,0) (nowhere).
+    for (size_t i = 0; i < shape.size(); i++)
+      if (shape[i] != new_shape[i] && (*m)[i] == std::pair<int64_t, int64_t>{0, 1}) (*m)[i] = {0, new_shape[i]};
+  }
+  return create(new_shape, strides, offset, m);
+}
+
+namespace {
+// Re-window a view onto [arg[i].first, arg[i].second) of each dim (begins may be negative and ends past the
+// shape for pads). The old mask moves with the window; `extra` (in new coordinates) is intersected in.
+View resize(const View& v, const Mask& arg, const std::optional<Mask>& extra) {
+  size_t n = v.shape.size();
+  Shape sh(n);
+  int64_t off = v.offset;
+  for (size_t i = 0; i < n; i++) {
+    sh[i] = arg[i].second - arg[i].first;
+    off += v.strides[i] * arg[i].first;
+  }
+  std::optional<Mask> m = extra;
+  if (v.mask) {
+    Mask moved(n);
+    for (size_t i = 0; i < n; i++) {
+      auto [b, e] = (*v.mask)[i];
+      moved[i] = {std::clamp<int64_t>(b - arg[i].first, 0, sh[i]), std::clamp<int64_t>(e - arg[i].first, 0, sh[i])};
+      if (m) moved[i] = {std::max(moved[i].first, (*m)[i].first), std::min(moved[i].second, (*m)[i].second)};
+    }
+    m = std::move(moved);
+  }
+  return View::create(sh, v.strides, off, m);
+}
+}  // namespace
+
+View View::pad(const Mask& arg) const {
+  bool any = false;
+  for (auto [b, e] : arg) any |= b != 0 || e != 0;
+  if (!any) return *this;
+  Mask window(shape.size()), valid(shape.size());
+  for (size_t i = 0; i < shape.size(); i++) {
+    window[i] = {-arg[i].first, shape[i] + arg[i].second};
+    valid[i] = {arg[i].first, arg[i].first + shape[i]};
+  }
+  return resize(*this, window, valid);
+}
+
+View View::shrink(const Mask& arg) const {
+  if (prod(shape) == 0) {
+    Shape sh;
+    for (auto [b, e] : arg) sh.push_back(e - b);
+    return create(sh);
+  }
+  return resize(*this, arg, std::nullopt);
+}
+
+View View::flip(const std::vector<bool>& axes) const {
+  Shape st = strides;
+  int64_t off = offset;
+  std::optional<Mask> m = mask;
+  for (size_t i = 0; i < shape.size(); i++) {
+    if (!axes[i]) continue;
+    off += (shape[i] - 1) * strides[i];
+    st[i] = -strides[i];
+    if (m) (*m)[i] = {shape[i] - (*m)[i].second, shape[i] - (*m)[i].first};
+  }
+  return create(shape, st, off, m);
+}
+
+size_t View::hash() const {
+  size_t h = std::hash<int64_t>()(offset) ^ (contiguous ? 0x51ed27 : 0);
+  auto mix = [&](int64_t v) { h ^= std::hash<int64_t>()(v) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
+  for (int64_t s : shape) mix(s);
+  mix(-1);
+  for (int64_t s : strides) mix(s);
+  if (mask)
+    for (auto [b, e] : *mask) mix(b), mix(e);
+  return h;
+}
+
+namespace {
+// Python's tuple repr: "(4, 4)", "(4,)", "()".
+std::string tuple_repr(const std::vector<std::string>& items) {
+  std::string s = "(";
+  for (size_t i = 0; i < items.size(); i++) s += (i ? ", " : "") + items[i];
+  return s + (items.size() == 1 ? ",)" : ")");
+}
+std::string ints_repr(const Shape& v) {
+  std::vector<std::string> items;
+  for (int64_t x : v) items.push_back(std::to_string(x));
+  return tuple_repr(items);
+}
+}  // namespace
+
+std::string View::repr() const {
+  std::string m = "None";
+  if (mask) {
+    std::vector<std::string> items;
+    for (auto [b, e] : *mask) items.push_back(ints_repr({b, e}));
+    m = tuple_repr(items);
+  }
+  return "View(shape=" + ints_repr(shape) + ", strides=" + ints_repr(strides) + ", offset=" + std::to_string(offset) +
+         ", mask=" + m + ", contiguous=" + (contiguous ? "True" : "False") + ")";
+}
+
+}  // namespace tg

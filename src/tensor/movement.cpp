@@ -1,0 +1,153 @@
+// Movement ops: each checks its arguments (tg::Error naming op and shapes) and returns a view of the same
+// base; no data moves.
+#include "tensor/tensor_internal.h"
+
+namespace tg {
+namespace {
+
+std::string fmt_pairs(const PadArg& p) {
+  std::string r = "(";
+  for (size_t i = 0; i < p.size(); i++)
+    r += (i ? ", " : "") + std::string("(") + std::to_string(p[i].first) + ", " + std::to_string(p[i].second) + ")";
+  return r + ")";
+}
+
+Tensor view(const Tensor& t, const ShapeTracker& st) { return Tensor(make_view(t.uop(), st), t.device()); }
+
+}  // namespace
+
+Tensor Tensor::reshape(const Shape& new_shape) const {
+  Shape s = shape(), out = new_shape;
+  int64_t infer = -1, known = 1;
+  for (size_t i = 0; i < out.size(); i++) {
+    if (out[i] == -1) {
+      if (infer != -1) throw Error("reshape: only one dimension can be -1, got " + fmt_shape(new_shape));
+      infer = int64_t(i);
+    } else if (out[i] < 0) {
+      throw Error("reshape: negative dimension in " + fmt_shape(new_shape));
+    } else {
+      known *= out[i];
+    }
+  }
+  if (infer != -1) {
+    if (known == 0 || prod(s) % known != 0)
+      throw Error("reshape: cannot reshape " + fmt_shape(s) + " (" + std::to_string(prod(s)) + " elements) to " +
+                  fmt_shape(new_shape));
+    out[size_t(infer)] = prod(s) / known;
+  }
+  if (prod(out) != prod(s))
+    throw Error("reshape: cannot reshape " + fmt_shape(s) + " (" + std::to_string(prod(s)) + " elements) to " +
+                fmt_shape(out) + " (" + std::to_string(prod(out)) + " elements)");
+  if (out == s) return *this;
+  return view(*this, tracker_of(uop()).reshape(out));
+}
+
+Tensor Tensor::permute(const std::vector<int64_t>& order) const {
+  Shape s = shape();
+  if (order.size() != s.size())
+    throw Error("permute: order " + fmt_shape(order) + " does not match the " + std::to_string(s.size()) +
+                " dims of shape " + fmt_shape(s));
+  std::vector<int64_t> axes;
+  std::vector<bool> seen(s.size(), false);
+  for (int64_t a : order) {
+    int64_t n = normalize_axis("permute", a, s);
+    if (seen[size_t(n)]) throw Error("permute: order " + fmt_shape(order) + " repeats axis " + std::to_string(a));
+    seen[size_t(n)] = true;
+    axes.push_back(n);
+  }
+  bool identity = true;
+  for (size_t i = 0; i < axes.size(); i++) identity &= axes[i] == int64_t(i);
+  if (identity) return *this;
+  return view(*this, tracker_of(uop()).permute(axes));
+}
+
+Tensor Tensor::expand(const Shape& new_shape) const {
+  Shape s = shape();
+  if (new_shape.size() < s.size())
+    throw Error("expand: cannot expand " + fmt_shape(s) + " to fewer dims " + fmt_shape(new_shape));
+  Shape lead(new_shape.size() - s.size(), 1), padded = lead;
+  padded.insert(padded.end(), s.begin(), s.end());
+  Shape out = new_shape;
+  for (size_t i = 0; i < out.size(); i++) {
+    if (out[i] == -1) out[i] = padded[i];
+    if (out[i] != padded[i] && padded[i] != 1)
+      throw Error("expand: cannot expand " + fmt_shape(s) + " to " + fmt_shape(new_shape) + " (dim " +
+                  std::to_string(i) + " has size " + std::to_string(padded[i]) + ", expected 1 or equal)");
+    if (out[i] < 0) throw Error("expand: negative dimension in " + fmt_shape(new_shape));
+  }
+  Tensor t = padded.size() == s.size() ? *this : reshape(padded);
+  if (out == padded) return t;
+  return view(t, tracker_of(t.uop()).expand(out));
+}
+
+Tensor Tensor::pad(const PadArg& padding) const {
+  Shape s = shape();
+  if (padding.size() != s.size())
+    throw Error("pad: padding " + fmt_pairs(padding) + " has " + std::to_string(padding.size()) +
+                " entries for the " + std::to_string(s.size()) + " dims of shape " + fmt_shape(s));
+  bool any = false;
+  for (auto& [b, e] : padding) {
+    if (b < 0 || e < 0)
+      throw Error("pad: negative padding " + fmt_pairs(padding) + " for shape " + fmt_shape(s) +
+                  " (expected sizes >= 0; use shrink to cut)");
+    any |= b != 0 || e != 0;
+  }
+  if (!any) return *this;
+  return view(*this, tracker_of(uop()).pad(padding));
+}
+
+Tensor Tensor::shrink(const PadArg& bounds) const {
+  Shape s = shape();
+  if (bounds.size() != s.size())
+    throw Error("shrink: bounds " + fmt_pairs(bounds) + " have " + std::to_string(bounds.size()) +
+                " entries for the " + std::to_string(s.size()) + " dims of shape " + fmt_shape(s));
+  bool identity = true;
+  for (size_t i = 0; i < s.size(); i++) {
+    auto [b, e] = bounds[i];
+    if (b < 0 || e > s[i] || b > e)
+      throw Error("shrink: bounds " + fmt_pairs(bounds) + " do not fit shape " + fmt_shape(s) +
+                  " (expected 0 <= begin <= end <= size)");
+    identity &= b == 0 && e == s[i];
+  }
+  if (identity) return *this;
+  return view(*this, tracker_of(uop()).shrink(bounds));
+}
+
+Tensor Tensor::flip(int64_t axis) const { return flip(std::vector<int64_t>{axis}); }
+
+Tensor Tensor::flip(const std::vector<int64_t>& axes) const {
+  Shape s = shape();
+  std::vector<bool> f(s.size(), false);
+  for (int64_t a : axes) {
+    int64_t n = normalize_axis("flip", a, s);
+    if (f[size_t(n)]) throw Error("flip: axis " + std::to_string(a) + " given twice");
+    f[size_t(n)] = true;
+  }
+  if (axes.empty()) return *this;
+  return view(*this, tracker_of(uop()).flip(f));
+}
+
+Tensor Tensor::transpose(int64_t dim0, int64_t dim1) const {
+  Shape s = shape();
+  int64_t a = normalize_axis("transpose", dim0, s), b = normalize_axis("transpose", dim1, s);
+  std::vector<int64_t> order(s.size());
+  for (size_t i = 0; i < order.size(); i++) order[i] = int64_t(i);
+  std::swap(order[size_t(a)], order[size_t(b)]);
+  return permute(order);
+}
+
+Tensor Tensor::flatten(int64_t start_dim) const {
+  Shape s = shape();
+  if (s.empty()) return reshape({1});
+  int64_t st = normalize_axis("flatten", start_dim, s);
+  Shape out(s.begin(), s.begin() + st);
+  out.push_back(-1);
+  if (prod(s) == 0) {
+    int64_t rest = 1;
+    for (size_t i = size_t(st); i < s.size(); i++) rest *= s[i];
+    out.back() = rest;
+  }
+  return reshape(out);
+}
+
+}  // namespace tg

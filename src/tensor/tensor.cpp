@@ -1,0 +1,209 @@
+// Tensor core: the handle, creation, properties, and running (realize / tolist / item).
+#include <cmath>
+#include <cstring>
+#include <sstream>
+
+#include "engine/realize.h"
+#include "runtime/device.h"
+#include "schedule/buffer_table.h"
+#include "tensor/tensor_internal.h"
+#include "uop/exec_alu.h"
+
+namespace tg {
+
+// ---- helpers ----
+std::string fmt_shape(const Shape& s) {
+  std::string r = "(";
+  for (size_t i = 0; i < s.size(); i++) r += (i ? ", " : "") + std::to_string(s[i]);
+  return r + (s.size() == 1 ? ",)" : ")");
+}
+
+int64_t normalize_axis(const char* op, int64_t axis, const Shape& shape) {
+  int64_t n = int64_t(shape.size());
+  int64_t lo = n == 0 ? -1 : -n, hi = n == 0 ? 0 : n - 1;
+  if (axis < lo || axis > hi)
+    throw Error(std::string(op) + ": axis " + std::to_string(axis) + " is out of range for shape " + fmt_shape(shape) +
+                " (expected " + std::to_string(lo) + " <= axis <= " + std::to_string(hi) + ")");
+  return axis < 0 ? axis + std::max<int64_t>(n, 1) : axis;
+}
+
+ShapeTracker tracker_of(const UOpPtr& u) {
+  if (u->op == Ops::VIEW) return u->get<ShapeTracker>();
+  return ShapeTracker::from_shape(u->shape);
+}
+
+UOpPtr make_view(const UOpPtr& u, const ShapeTracker& st) {
+  const UOpPtr& base = u->op == Ops::VIEW ? u->src[0] : u;
+  bool keeps_view = base->op == Ops::BUFFER || base->op == Ops::CONST;
+  if (!keeps_view && st.contiguous() && st.shape() == base->shape) return base;
+  return UOp::make(Ops::VIEW, base->dtype, {base}, st);
+}
+
+UOpPtr const_uop(double value, DType dtype, const std::string& device, const Shape& shape) {
+  auto dev = UOp::make(Ops::DEVICE, dtypes::void_, {}, device);
+  auto c = UOp::make(Ops::CONST, dtype, {dev}, UOp::const_(dtype, value)->arg);
+  ShapeTracker st = ShapeTracker::from_shape({});
+  if (!shape.empty()) st = st.reshape(Shape(shape.size(), 1)).expand(shape);
+  return UOp::make(Ops::VIEW, dtype, {c}, st);
+}
+
+// ---- handle ----
+Tensor::Tensor(std::shared_ptr<const UOp> uop, std::string device) : d_(std::make_shared<Data>()) {
+  d_->uop = std::move(uop);
+  d_->device = std::move(device);
+}
+
+const std::shared_ptr<const UOp>& Tensor::uop() const {
+  // A node realized through another handle is swapped for its buffer view on first sight.
+  if (auto r = realized(d_->uop.get())) d_->uop = r;
+  return d_->uop;
+}
+
+// ---- creation ----
+Tensor::Tensor(const void* data, DType dtype, int64_t count, Shape shape, TensorOptions opts) {
+  if (shape.empty() && count != 1) shape = {count};
+  int64_t n = 1;
+  for (int64_t s : shape) {
+    if (s < 0) throw Error("Tensor: negative dimension in shape " + fmt_shape(shape));
+    n *= s;
+  }
+  if (n != count)
+    throw Error("Tensor: " + std::to_string(count) + " values do not fill shape " + fmt_shape(shape) + " (" +
+                std::to_string(n) + " elements)");
+  std::string device = canonical_device(opts.device.empty() ? default_device() : opts.device);
+  // Data enters on the host and is copied to the device by a COPY in the schedule.
+  auto host = new_buffer_uop("HOST", count, dtype);
+  buffer_of(host.get())->copyin(data, size_t(count) * size_t(dtype.itemsize()));
+  Tensor t(make_view(host, ShapeTracker::from_shape(shape)), "HOST");
+  Tensor moved = device == "HOST" ? t : t.to(device);
+  if (opts.dtype && !(*opts.dtype == dtype)) moved = moved.cast(*opts.dtype);
+  d_ = moved.d_;
+  d_->requires_grad = opts.requires_grad;
+}
+
+Tensor::Tensor(ConstValue scalar, TensorOptions opts) {
+  DType dt = opts.dtype ? *opts.dtype : scalar.kind == dtypes::float32 ? dtypes::default_float() : scalar.kind;
+  std::string device = canonical_device(opts.device.empty() ? default_device() : opts.device);
+  *this = Tensor(const_uop(scalar.value, dt, device, {}), device);
+  d_->requires_grad = opts.requires_grad;
+}
+
+Tensor Tensor::empty(const Shape& shape, TensorOptions opts) {
+  for (int64_t s : shape)
+    if (s < 0) throw Error("empty: negative dimension in shape " + fmt_shape(shape));
+  DType dt = opts.dtype.value_or(dtypes::default_float());
+  std::string device = canonical_device(opts.device.empty() ? default_device() : opts.device);
+  auto buf = new_buffer_uop(device, prod(shape), dt);
+  Tensor t(make_view(buf, ShapeTracker::from_shape({prod(shape)}).reshape(shape)), device);
+  t.d_->requires_grad = opts.requires_grad;
+  return t;
+}
+
+Tensor Tensor::full(const Shape& shape, ConstValue fill, TensorOptions opts) {
+  for (int64_t s : shape)
+    if (s < 0) throw Error("full: negative dimension in shape " + fmt_shape(shape));
+  DType dt = opts.dtype ? *opts.dtype : fill.kind == dtypes::float32 ? dtypes::default_float() : fill.kind;
+  std::string device = canonical_device(opts.device.empty() ? default_device() : opts.device);
+  Tensor t(const_uop(fill.value, dt, device, shape), device);
+  t.d_->requires_grad = opts.requires_grad;
+  return t;
+}
+
+Tensor Tensor::zeros(const Shape& shape, TensorOptions opts) {
+  if (!opts.dtype) opts.dtype = dtypes::default_float();
+  return full(shape, 0, opts);
+}
+Tensor Tensor::ones(const Shape& shape, TensorOptions opts) {
+  if (!opts.dtype) opts.dtype = dtypes::default_float();
+  return full(shape, 1, opts);
+}
+Tensor Tensor::full_like(ConstValue fill) const { return full(shape(), fill, {.dtype = dtype(), .device = device()}); }
+Tensor Tensor::zeros_like() const { return full_like(0); }
+Tensor Tensor::ones_like() const { return full_like(1); }
+
+Tensor Tensor::arange(int64_t stop, TensorOptions opts) {
+  if (!opts.dtype) opts.dtype = dtypes::int32;
+  return arange(0, double(stop), 1, opts);
+}
+
+Tensor Tensor::arange(double start, double stop, double step, TensorOptions opts) {
+  if (step == 0) throw Error("arange: step must not be 0");
+  double span = (stop - start) / step;
+  int64_t n = span > 0 ? int64_t(std::ceil(span)) : 0;
+  bool is_int = start == std::floor(start) && stop == std::floor(stop) && step == std::floor(step);
+  DType dt = opts.dtype.value_or(is_int ? dtypes::int32 : dtypes::default_float());
+  std::vector<double> vals(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; i++) vals[size_t(i)] = start + double(i) * step;
+  opts.dtype = dt;
+  return Tensor(vals, {n}, opts);
+}
+
+Tensor Tensor::eye(int64_t n, TensorOptions opts) {
+  if (n < 0) throw Error("eye: n must be >= 0, got " + std::to_string(n));
+  // tinygrad's trick: a column of ones padded to width n+1, flattened and cut to n*n, puts the ones on
+  // the diagonal. All of it is views of one constant.
+  return ones({n, 1}, opts).pad({{0, 0}, {0, n}}).flatten().shrink({{0, n * n}}).reshape({n, n});
+}
+
+// ---- properties ----
+Shape Tensor::shape() const { return uop()->shape; }
+DType Tensor::dtype() const { return uop()->dtype; }
+const std::string& Tensor::device() const { return d_->device; }
+int64_t Tensor::numel() const { return prod(shape()); }
+
+std::string Tensor::repr() const {
+  std::ostringstream os;
+  os << "<Tensor <UOp " << device() << " " << fmt_shape(shape()) << " " << dtype().name() << " (Ops."
+     << op_name(uop()->op) << ")> on " << device() << " with grad None>";
+  return os.str();
+}
+
+// ---- running ----
+Tensor& Tensor::realize() {
+  realize_all({*this});
+  return *this;
+}
+
+void Tensor::realize_all(std::vector<Tensor> tensors) {
+  std::vector<UOpPtr> roots;
+  for (auto& t : tensors) roots.push_back(t.uop());
+  std::vector<UOpPtr> out = run_realize(roots);
+  for (size_t i = 0; i < tensors.size(); i++) tensors[i].d_->uop = out[i];
+}
+
+Tensor Tensor::contiguous() const {
+  const UOpPtr& u = uop();
+  if (u->op == Ops::VIEW && u->src[0]->op == Ops::BUFFER) {
+    const ShapeTracker& st = u->get<ShapeTracker>();
+    if (st.contiguous() && prod(st.shape()) == u->src[0]->get<BufferArg>().size) return *this;
+  }
+  return Tensor(UOp::make(Ops::CONTIGUOUS, u->dtype, {u}), device());
+}
+
+Tensor Tensor::to(const std::string& device) const {
+  std::string dev = canonical_device(device);
+  if (dev == this->device()) return *this;
+  auto target = UOp::make(Ops::DEVICE, dtypes::void_, {}, dev);
+  Tensor src = contiguous();
+  return Tensor(UOp::make(Ops::COPY, dtype(), {target, src.uop()}), dev);
+}
+
+void Tensor::check_item() const {
+  if (numel() != 1) throw Error("item: tensor of shape " + fmt_shape(shape()) + " has " + std::to_string(numel()) +
+                                " elements (expected exactly 1)");
+}
+
+void Tensor::copy_out(DType as, void* out, size_t bytes) const {
+  Tensor t = cast(as).contiguous();
+  t.realize();
+  const UOpPtr& u = t.uop();
+  if (numel() == 0) return;
+  auto buf = buffer_of(u->src.at(0).get());
+  std::vector<uint8_t> tmp(buf->nbytes());
+  buf->copyout(tmp.data(), tmp.size());
+  // The view may start inside the buffer (a realized tensor is a contiguous view with an offset).
+  int64_t offset = u->get<ShapeTracker>().views.back().offset;
+  std::memcpy(out, tmp.data() + size_t(offset) * size_t(as.itemsize()), bytes);
+}
+
+}  // namespace tg
