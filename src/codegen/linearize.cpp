@@ -114,7 +114,7 @@ class Linearizer {
 
 }  // namespace
 
-std::vector<UOpPtr> linearize(const UOpPtr& sink) { return Linearizer().run(sink); }
+std::vector<UOpPtr> linearize_kernel(const UOpPtr& sink) { return Linearizer().run(sink); }
 
 int64_t estimate_flops(const std::vector<UOpPtr>& uops) {
   int64_t total = 0, mult = 1;

@@ -8,7 +8,7 @@
 
 namespace tg {
 
-std::vector<UOpPtr> linearize(const UOpPtr& sink);
+std::vector<UOpPtr> linearize_kernel(const UOpPtr& sink);
 // FLOPs of one run: each ALU node counted once per iteration of the loops around it.
 int64_t estimate_flops(const std::vector<UOpPtr>& uops);
 

@@ -60,7 +60,7 @@ CompiledRunner& get_runner(const std::string& device, const UOpPtr& ast) {
   }
   if (DEBUG >= 5) std::printf("%s\n", ast->repr().c_str());
   UOpPtr lowered = lower_kernel(k);
-  spec.uops = linearize(lowered);
+  spec.uops = linearize_kernel(lowered);
   if (DEBUG >= 6) print_uops(spec.uops);
   for (auto& u : spec.uops) {
     if (u->op == Ops::DEFINE_GLOBAL) spec.n_bufs = std::max<int>(spec.n_bufs, int(u->get<int64_t>()) + 1);

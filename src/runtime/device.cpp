@@ -12,14 +12,6 @@
 #include "tg/error.h"
 
 namespace tg {
-
-// ops_interp.cpp (another stage's file) defines the real one; until it is linked in this keeps the
-// registry linkable. NOTE: tg is a static library, and a linker does not pull an archive member in to
-// replace a weak definition it already has, so once ops_interp.cpp exists this fallback must go.
-__attribute__((weak)) std::unique_ptr<Device> make_interp_device() {
-  throw Error("INTERP device not built into this library (src/runtime/ops_interp.cpp is missing)");
-}
-
 namespace {
 
 struct KnownDevice {

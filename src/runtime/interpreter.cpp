@@ -3,6 +3,7 @@
 // the Plan with a program counter. Nothing is looked up by node at run time.
 #include "runtime/interpreter.h"
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cstring>
@@ -28,16 +29,16 @@ enum class SpecialKind : uint8_t { kGroup, kLocal, kAbsolute };
 // `count` consecutive slots (all scalar today).
 struct Instr {
   Ops op = Ops::NOOP;
-  DType dtype;                  // the node's dtype (element dtype for LOAD, value dtype for STORE)
-  DType src_dtype;              // ALU operands / CAST and BITCAST source / DEFINE_ACC init dtype
-  int32_t out = kNone;          // slot written; ASSIGN shares its DEFINE_ACC's slot
+  DType dtype;          // the node's dtype (element dtype for LOAD, value dtype for STORE)
+  DType src_dtype;      // ALU operands / CAST and BITCAST source / DEFINE_ACC init dtype
+  int32_t out = kNone;  // slot written; ASSIGN shares its DEFINE_ACC's slot
   std::array<int32_t, 4> src{kNone, kNone, kNone, kNone};  // slots read, in the node's source order
   uint8_t nsrc = 0;
-  int32_t target = kNone;       // RANGE: its ENDRANGE; ENDRANGE: its RANGE; IF: its ENDIF
-  int32_t buf = kNone;          // LOAD/STORE: buffer parameter number
-  int32_t aux = 0;              // DEFINE_VAR: position in vars; SPECIAL: dimension 0..2
+  int32_t target = kNone;  // RANGE: its ENDRANGE; ENDRANGE: its RANGE; IF: its ENDIF
+  int32_t buf = kNone;     // LOAD/STORE: buffer parameter number
+  int32_t aux = 0;         // DEFINE_VAR: position in vars; SPECIAL: dimension 0..2
   SpecialKind special = SpecialKind::kGroup;
-  Num imm;                      // CONST value, already in the node's dtype
+  Num imm;  // CONST value, already in the node's dtype
 };
 
 // Where the threads of a launch stand.
@@ -62,18 +63,14 @@ std::string node_str(int32_t pos, const UOp& u) {
   return "uop " + std::to_string(pos) + " (" + op_name(u.op) + " " + u.dtype.repr() + ")";
 }
 
-bool is_listed_alu(Ops op) {
-  switch (op) {
-    case Ops::ADD: case Ops::MUL: case Ops::SUB: case Ops::IDIV: case Ops::MOD: case Ops::MAX:
-    case Ops::CMPLT: case Ops::CMPNE: case Ops::AND: case Ops::OR: case Ops::XOR: case Ops::SHL:
-    case Ops::SHR: case Ops::FDIV: case Ops::WHERE: case Ops::MULACC: case Ops::EXP2: case Ops::LOG2:
-    case Ops::SIN: case Ops::SQRT: case Ops::RECIP: case Ops::NEG: case Ops::TRUNC: case Ops::CAST:
-    case Ops::BITCAST:
-      return true;
-    default:
-      return false;
-  }
-}
+// Every node kind of codegen/program.h; the ALU ops are those after BARRIER.
+constexpr Ops kExecuted[] = {Ops::DEFINE_GLOBAL, Ops::DEFINE_VAR, Ops::SPECIAL, Ops::CONST, Ops::RANGE, Ops::ENDRANGE,
+                             Ops::DEFINE_ACC, Ops::ASSIGN, Ops::LOAD, Ops::STORE, Ops::IF, Ops::ENDIF, Ops::BARRIER,
+                             // ALU
+                             Ops::ADD, Ops::MUL, Ops::SUB, Ops::IDIV, Ops::MOD, Ops::MAX, Ops::CMPLT, Ops::CMPNE,
+                             Ops::AND, Ops::OR, Ops::XOR, Ops::SHL, Ops::SHR, Ops::FDIV, Ops::WHERE, Ops::MULACC,
+                             Ops::EXP2, Ops::LOG2, Ops::SIN, Ops::SQRT, Ops::RECIP, Ops::NEG, Ops::TRUNC, Ops::CAST,
+                             Ops::BITCAST};
 
 // The value a CONST node stands for, converted from its arg's own type to the node's dtype.
 Num const_num(const UOp& u) {
@@ -87,7 +84,7 @@ Num const_num(const UOp& u) {
 
 struct Interpreter::Plan {
   std::string name;
-  std::vector<UOpPtr> uops;   // keeps the nodes alive for error messages
+  std::vector<UOpPtr> uops;  // keeps the nodes alive for error messages
   std::vector<Instr> code;
   int32_t n_slots = 0;
   std::vector<DType> buf_dtypes;  // element dtype per buffer parameter (void where unused)
@@ -117,8 +114,8 @@ class PlanBuilder {
     for (size_t i = 0; i < spec_.uops.size(); i++) decode(int32_t(i));
     if (open_.size() > 1) {
       int32_t opener = open_.back().pos;
-      fail(opener, "is never closed (missing " + std::string(p_.code[size_t(opener)].op == Ops::RANGE ? "ENDRANGE"
-                                                                                                  : "ENDIF") + ")");
+      fail(opener, "is never closed (missing " +
+                       std::string(p_.code[size_t(opener)].op == Ops::RANGE ? "ENDRANGE" : "ENDIF") + ")");
     }
     check_specials();
   }
@@ -169,6 +166,9 @@ class PlanBuilder {
       if (!visible(def_block_[size_t(it->second)], cur))
         fail(pos, "uses uop " + std::to_string(it->second) + " outside the loop or IF that defines it");
       in.src[k] = p_.code[size_t(it->second)].out;
+      // Only ordering sources may be void (a BARRIER's stores, an ENDIF's IF): a value read must exist.
+      if (in.src[k] == kNone && u.op != Ops::BARRIER && u.op != Ops::ENDIF)
+        fail(pos, "reads uop " + std::to_string(it->second) + ", which has no value");
     }
     in.nsrc = uint8_t(u.src.size());
     int32_t def_block = cur;
@@ -209,7 +209,9 @@ class PlanBuilder {
         p_.var_names[k] = r->name;
         break;
       }
-      case Ops::SPECIAL: decode_special(pos, u, in); break;
+      case Ops::SPECIAL:
+        decode_special(pos, u, in);
+        break;
       case Ops::CONST:
         need_src(0);
         try {
@@ -243,7 +245,8 @@ class PlanBuilder {
         need_bool(0, "gate");
         open_block(pos);
         break;
-      case Ops::BARRIER: break;  // sources only order it after the stores it waits for
+      case Ops::BARRIER:
+        break;  // sources only order it after the stores it waits for
       case Ops::DEFINE_ACC:
         // tinygrad also lists the RANGEs an accumulator belongs to after the init; they carry no value.
         if (u.src.empty()) fail(pos, "needs an init source");
@@ -261,16 +264,57 @@ class PlanBuilder {
         break;
       }
       case Ops::LOAD:
-      case Ops::STORE: decode_memory(pos, u, in, need_int, need_bool); break;
+      case Ops::STORE:
+        decode_memory(pos, u, in, need_int, need_bool);
+        break;
       default:
-        if (!is_listed_alu(u.op)) fail(pos, "is not a node kind of a linearized program (codegen/program.h)");
-        if (u.src.empty()) fail(pos, "has no sources");
+        // Every other node kind was handled above, so what is left and executable is an ALU op.
+        if (!Interpreter::executes(u.op)) fail(pos, "is not a node kind of a linearized program (codegen/program.h)");
+        check_alu(pos, u);
         // The operands' dtype: WHERE's first source is the bool condition.
         in.src_dtype = u.src[u.op == Ops::WHERE ? 1 : 0]->dtype;
         break;
     }
     def_block_.push_back(def_block);
     p_.code.push_back(in);
+  }
+
+  // Operand dtypes as tinygrad's uop spec wants them: a missing CAST in codegen is caught here rather than
+  // read as garbage (an int's Num has no float value).
+  void check_alu(int32_t pos, const UOp& u) const {
+    size_t n = is_unary(u.op) || u.op == Ops::CAST || u.op == Ops::BITCAST ? 1 : is_binary(u.op) ? 2 : 3;
+    if (u.src.size() != n) fail(pos, "needs " + std::to_string(n) + " sources, has " + std::to_string(u.src.size()));
+    if (u.dtype == dtypes::void_ || u.dtype.ptr) fail(pos, "must have a value dtype");
+    const DType x = u.src[0]->dtype;
+    if (x == dtypes::void_ || x.ptr) fail(pos, "has an operand of dtype " + x.repr());
+    auto same = [&](size_t k, DType want) {
+      if (u.src[k]->dtype != want)
+        fail(pos, "operand " + std::to_string(k) + " is " + u.src[k]->dtype.repr() + ", expected " + want.repr());
+    };
+    switch (u.op) {
+      case Ops::CAST:
+        return;
+      case Ops::BITCAST:
+        if (x.itemsize() != u.dtype.itemsize()) fail(pos, "changes the size of " + x.repr());
+        return;
+      case Ops::CMPLT:
+      case Ops::CMPNE:
+        same(1, x);
+        if (!u.dtype.is_bool()) fail(pos, "must give bool");
+        return;
+      case Ops::WHERE:
+        same(0, dtypes::bool_);
+        same(1, u.dtype);
+        same(2, u.dtype);
+        return;
+      case Ops::SHL:
+      case Ops::SHR:
+        same(0, u.dtype);
+        if (u.src[1]->dtype != u.dtype) same(1, dtypes::uint32);
+        return;
+      default:
+        for (size_t k = 0; k < n; k++) same(k, u.dtype);
+    }
   }
 
   int32_t open_block(int32_t pos) {
@@ -297,15 +341,18 @@ class PlanBuilder {
   void decode_memory(int32_t pos, const UOp& u, Instr& in, NeedInt need_int, NeedBool need_bool) {
     bool load = u.op == Ops::LOAD;
     if (load ? u.src.size() != 2 && u.src.size() != 4 : u.src.size() != 3 && u.src.size() != 4)
-      fail(pos, load ? "takes (buf, idx) or (buf, idx, gate, alt)" : "takes (buf, idx, value) or (buf, idx, value, gate)");
-    if (u.src[0]->op != Ops::DEFINE_GLOBAL) fail(pos, "must address a DEFINE_GLOBAL (DEFINE_LOCAL is not supported yet)");
+      fail(pos,
+           load ? "takes (buf, idx) or (buf, idx, gate, alt)" : "takes (buf, idx, value) or (buf, idx, value, gate)");
+    if (u.src[0]->op != Ops::DEFINE_GLOBAL)
+      fail(pos, "must address a DEFINE_GLOBAL (DEFINE_LOCAL is not supported yet)");
     need_int(1, "index");
     in.buf = p_.code[size_t(index_.at(u.src[0].get()))].buf;
     DType elem = p_.buf_dtypes[size_t(in.buf)];
     DType value = load ? u.dtype : u.src[2]->dtype;
     if (!load && u.dtype != dtypes::void_) fail(pos, "must have dtype void");
     if (value != elem)
-      fail(pos, "moves " + value.repr() + " through a pointer to " + elem.repr() + " (buffer " + std::to_string(in.buf) + ")");
+      fail(pos, "moves " + value.repr() + " through a pointer to " + elem.repr() + " (buffer " +
+                    std::to_string(in.buf) + ")");
     if (load && u.src.size() == 4) {
       need_bool(2, "gate");
       if (u.src[3]->dtype != u.dtype) fail(pos, "has an alt value of dtype " + u.src[3]->dtype.repr());
@@ -322,7 +369,8 @@ class PlanBuilder {
       const Instr& in = p_.code[i];
       auto ext = spec_.uops[i]->get<NamedRange>().max + 1;
       auto& slot = in.special == SpecialKind::kGroup ? g : in.special == SpecialKind::kLocal ? l : a;
-      if (slot[size_t(in.aux)] != 0 && slot[size_t(in.aux)] != ext) fail(int32_t(i), "disagrees with another SPECIAL of its name");
+      if (slot[size_t(in.aux)] != 0 && slot[size_t(in.aux)] != ext)
+        fail(int32_t(i), "disagrees with another SPECIAL of its name");
       slot[size_t(in.aux)] = ext;
     }
     const Launch& ln = p_.launch;
@@ -383,7 +431,8 @@ class Executor {
       regions_.push_back(r);
     }
     if (vars.size() != plan.n_vars)
-      throw Error(prefix(p_.name) + "needs " + std::to_string(plan.n_vars) + " vars, got " + std::to_string(vars.size()));
+      throw Error(prefix(p_.name) + "needs " + std::to_string(plan.n_vars) + " vars, got " +
+                  std::to_string(vars.size()));
     for (size_t k = 0; k < vars.size(); k++) {
       auto [lo, hi] = plan.var_bounds[k];
       if (!p_.var_names[k].empty() && (vars[k] < lo || vars[k] > hi))
@@ -424,14 +473,16 @@ class Executor {
         } else if (!waiting) {
           waiting = &t;
         } else if (t.pc != waiting->pc) {
-          fail_at(t, t.pc, "is a different BARRIER than uop " + std::to_string(waiting->pc) +
-                               " where other threads of the workgroup wait");
+          fail_at(t, t.pc,
+                  "is a different BARRIER than uop " + std::to_string(waiting->pc) +
+                      " where other threads of the workgroup wait");
         }
       }
       if (done == group.size()) return;
       if (done != 0)
-        fail_at(*waiting, waiting->pc, "is reached by only " + std::to_string(group.size() - done) + " of " +
-                                           std::to_string(group.size()) + " threads of the workgroup");
+        fail_at(*waiting, waiting->pc,
+                "is reached by only " + std::to_string(group.size() - done) + " of " + std::to_string(group.size()) +
+                    " threads of the workgroup");
       for (ThreadCtx& t : group) t.pc++;  // everyone passes the barrier together
     }
   }
@@ -441,8 +492,8 @@ class Executor {
     const Launch& ln = p_.launch;
     if (ln.global != std::array<int64_t, 3>{1, 1, 1} || ln.local != std::array<int64_t, 3>{1, 1, 1})
       where += " in thread gid (" + std::to_string(t.gid[0]) + "," + std::to_string(t.gid[1]) + "," +
-               std::to_string(t.gid[2]) + ") lid (" + std::to_string(t.lid[0]) + "," + std::to_string(t.lid[1]) +
-               "," + std::to_string(t.lid[2]) + ")";
+               std::to_string(t.gid[2]) + ") lid (" + std::to_string(t.lid[0]) + "," + std::to_string(t.lid[1]) + "," +
+               std::to_string(t.lid[2]) + ")";
     throw Error(prefix(p_.name) + where + " " + why);
   }
 
@@ -450,9 +501,10 @@ class Executor {
   std::byte* address(const ThreadCtx& t, size_t pc, const Instr& in, int64_t idx) const {
     const Region& r = regions_[size_t(in.buf)];
     if (idx < 0 || idx >= r.size)
-      fail_at(t, pc, std::string(in.op == Ops::LOAD ? "reads" : "writes") + " out of bounds: buffer " +
-                         std::to_string(in.buf) + " (" + r.dtype.repr() + "), index " + std::to_string(idx) +
-                         ", size " + std::to_string(r.size));
+      fail_at(t, pc,
+              std::string(in.op == Ops::LOAD ? "reads" : "writes") + " out of bounds: buffer " +
+                  std::to_string(in.buf) + " (" + r.dtype.repr() + "), index " + std::to_string(idx) + ", size " +
+                  std::to_string(r.size));
     return r.base + idx * r.itemsize;
   }
 
@@ -470,9 +522,12 @@ class Executor {
   Num special(const ThreadCtx& t, const Instr& in) const {
     auto d = size_t(in.aux);
     switch (in.special) {
-      case SpecialKind::kGroup: return Num{t.gid[d], 0};
-      case SpecialKind::kLocal: return Num{t.lid[d], 0};
-      case SpecialKind::kAbsolute: return Num{t.gid[d] * p_.launch.local[d] + t.lid[d], 0};
+      case SpecialKind::kGroup:
+        return Num{t.gid[d], 0};
+      case SpecialKind::kLocal:
+        return Num{t.lid[d], 0};
+      case SpecialKind::kAbsolute:
+        return Num{t.gid[d] * p_.launch.local[d] + t.lid[d], 0};
     }
     return Num{};
   }
@@ -488,9 +543,15 @@ class Executor {
         case Ops::DEFINE_GLOBAL:
         case Ops::ENDIF:
           break;
-        case Ops::CONST: v[in.out] = in.imm; break;
-        case Ops::DEFINE_VAR: v[in.out] = vars_[size_t(in.aux)]; break;
-        case Ops::SPECIAL: v[in.out] = special(t, in); break;
+        case Ops::CONST:
+          v[in.out] = in.imm;
+          break;
+        case Ops::DEFINE_VAR:
+          v[in.out] = vars_[size_t(in.aux)];
+          break;
+        case Ops::SPECIAL:
+          v[in.out] = special(t, in);
+          break;
         case Ops::RANGE:
           // Control reaches a RANGE only from above: this is always a loop's first entry.
           v[in.out] = v[in.src[0]];
@@ -515,19 +576,31 @@ class Executor {
             continue;
           }
           break;
-        case Ops::BARRIER: t.pc = pc; return Stop::kBarrier;
-        case Ops::DEFINE_ACC: v[in.out] = cast_num(v[in.src[0]], in.src_dtype, in.dtype); break;
-        case Ops::ASSIGN: v[in.out] = v[in.src[1]]; break;
+        case Ops::BARRIER:
+          t.pc = pc;
+          return Stop::kBarrier;
+        case Ops::DEFINE_ACC:
+          v[in.out] = cast_num(v[in.src[0]], in.src_dtype, in.dtype);
+          break;
+        case Ops::ASSIGN:
+          v[in.out] = v[in.src[1]];
+          break;
         case Ops::LOAD:
           // A false gate gives the alt value without touching memory.
-          if (in.nsrc == 4 && v[in.src[2]].i == 0) v[in.out] = v[in.src[3]];
-          else v[in.out] = load(t, pc, in, v[in.src[1]].i);
+          if (in.nsrc == 4 && v[in.src[2]].i == 0)
+            v[in.out] = v[in.src[3]];
+          else
+            v[in.out] = load(t, pc, in, v[in.src[1]].i);
           break;
         case Ops::STORE:
           if (in.nsrc == 3 || v[in.src[3]].i != 0) store(t, pc, in, v[in.src[1]].i, v[in.src[2]]);
           break;
-        case Ops::CAST: v[in.out] = cast_num(v[in.src[0]], in.src_dtype, in.dtype); break;
-        case Ops::BITCAST: v[in.out] = bitcast_num(v[in.src[0]], in.src_dtype, in.dtype); break;
+        case Ops::CAST:
+          v[in.out] = cast_num(v[in.src[0]], in.src_dtype, in.dtype);
+          break;
+        case Ops::BITCAST:
+          v[in.out] = bitcast_num(v[in.src[0]], in.src_dtype, in.dtype);
+          break;
         default: {  // the ALU ops, all validated when loading
           t.operands.resize(in.nsrc);
           for (size_t k = 0; k < in.nsrc; k++) t.operands[k] = v[in.src[k]];
@@ -559,6 +632,10 @@ Interpreter::Interpreter(const ProgramSpec& spec) {
 Interpreter::~Interpreter() = default;
 
 const std::string& Interpreter::name() const { return plan_->name; }
+
+bool Interpreter::executes(Ops op) {
+  return std::find(std::begin(kExecuted), std::end(kExecuted), op) != std::end(kExecuted);
+}
 
 void Interpreter::run(const std::vector<InterpBuffer>& bufs, const std::vector<int64_t>& vars) const {
   Executor(*plan_, bufs, vars).run();

@@ -42,6 +42,8 @@ class Interpreter {
   void run(const std::vector<InterpBuffer>& bufs, const std::vector<int64_t>& vars) const;
 
   const std::string& name() const;
+  // Whether a node kind can appear in a program the interpreter runs (what its renderer "supports").
+  static bool executes(Ops op);
 
   struct Plan;
 

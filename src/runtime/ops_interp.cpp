@@ -86,6 +86,8 @@ class InterpRenderer : public Renderer {
   }
   // CPU-style codegen (loops, no SPECIAL) until the interpreter has DEFINE_LOCAL; the GPU issue flips it.
   bool has_local() const override { return false; }
+  // Ops outside program.h's list (THREEFRY ...) must be decomposed by codegen before they reach us.
+  bool supports(Ops op) const override { return Interpreter::executes(op); }
   std::string device() const override { return "INTERP"; }
 };
 
@@ -156,8 +158,7 @@ std::string uops_listing(const std::vector<UOpPtr>& uops) {
     }
     srcs += "]";
     os << std::setw(4) << i << " " << std::left << std::setw(20) << ("Ops." + std::string(op_name(u.op))) << ": "
-       << std::setw(30) << u.dtype.repr() << " " << std::setw(32) << srcs << " " << u.arg_repr() << std::right
-       << "\n";
+       << std::setw(30) << u.dtype.repr() << " " << std::setw(32) << srcs << " " << u.arg_repr() << std::right << "\n";
   }
   return os.str();
 }

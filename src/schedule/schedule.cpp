@@ -178,6 +178,8 @@ class Scheduler {
     for (auto& r : sink->src) {
       const UOp* b = base_of(r.get());
       if (is_base_compute(b)) realize_.insert(b);
+      // A realized constant gets a buffer of its full shape, as tinygrad does.
+      if (b->op == Ops::CONST && r->op == Ops::VIEW) realize_.insert(r.get());
     }
     for (const UOp* u : topo_) {
       switch (u->op) {

@@ -82,7 +82,8 @@ std::optional<View> View::reshape(const Shape& new_shape) const {
   // new dims into minimal groups of equal product.
   std::vector<Dim> old;
   for (size_t i = 0; i < n; i++)
-    if (shape[i] != 1) old.push_back({shape[i], strides[i], mask ? (*mask)[i].first : 0, mask ? (*mask)[i].second : shape[i]});
+    if (shape[i] != 1)
+      old.push_back({shape[i], strides[i], mask ? (*mask)[i].first : 0, mask ? (*mask)[i].second : shape[i]});
   Shape nonone;
   for (int64_t s : new_shape)
     if (s != 1) nonone.push_back(s);

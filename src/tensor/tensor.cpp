@@ -177,6 +177,12 @@ Tensor Tensor::contiguous() const {
     const ShapeTracker& st = u->get<ShapeTracker>();
     if (st.contiguous() && prod(st.shape()) == u->src[0]->get<BufferArg>().size) return *this;
   }
+  // A contiguous reshape of a computed node only needs that node realized: keep the reshape as a view.
+  if (u->op == Ops::VIEW && u->src[0]->op != Ops::BUFFER && u->src[0]->op != Ops::CONST &&
+      u->get<ShapeTracker>().contiguous() && prod(u->shape) == prod(u->src[0]->shape)) {
+    auto base = UOp::make(Ops::CONTIGUOUS, u->dtype, {u->src[0]});
+    return Tensor(make_view(base, u->get<ShapeTracker>()), device());
+  }
   return Tensor(UOp::make(Ops::CONTIGUOUS, u->dtype, {u}), device());
 }
 

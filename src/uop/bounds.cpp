@@ -35,13 +35,17 @@ std::pair<int64_t, int64_t> compute_bounds(const UOp& u) {
   switch (u.op) {
     case Ops::CONST: {
       int64_t v = u.const_int_value();
+      if (dt.scalar == Scalar::UInt64 && v < 0) return dtype_range(dt);  // bit pattern of a value >= 2^63
       return {v, v};
     }
-    case Ops::RANGE: {  // RANGE(start, end): start .. end-1
+    case Ops::RANGE: {  // RANGE(start, end): start .. end-1; RANGE(end): 0 .. end-1
+      if (u.src.size() == 1) return clamp_to({0, std::max<int64_t>(0, s(0).second - 1)}, dt);
+      if (u.src.size() != 2) return dtype_range(dt);
       I a = s(0), b = s(1);
       return clamp_to({a.first, std::max(a.first, b.second - 1)}, dt);
     }
-    case Ops::SPECIAL: case Ops::DEFINE_VAR: {
+    case Ops::SPECIAL:
+    case Ops::DEFINE_VAR: {
       auto& n = u.get<NamedRange>();
       return {n.min, n.max};
     }
@@ -58,14 +62,14 @@ std::pair<int64_t, int64_t> compute_bounds(const UOp& u) {
     case Ops::MUL: {
       I a = s(0), b = s(1);
       auto lim = int64_t(1) << 31;
-      if (std::max({std::abs(a.first), std::abs(a.second)}) > lim ||
-          std::max({std::abs(b.first), std::abs(b.second)}) > lim)
-        return dtype_range(dt);
+      auto big = [&](I r) { return r.first < -lim || r.first > lim || r.second < -lim || r.second > lim; };
+      if (big(a) || big(b)) return dtype_range(dt);
       int64_t c[4] = {a.first * b.first, a.first * b.second, a.second * b.first, a.second * b.second};
       return clamp_to({*std::min_element(c, c + 4), *std::max_element(c, c + 4)}, dt);
     }
     case Ops::IDIV: {  // C semantics: truncation toward zero
       I a = s(0), b = s(1);
+      if (!safe(a.first) || !safe(a.second)) return dtype_range(dt);
       if (b.first == b.second && b.first != 0) {
         int64_t d = b.first;
         int64_t x = a.first / d, y = a.second / d;
@@ -74,14 +78,11 @@ std::pair<int64_t, int64_t> compute_bounds(const UOp& u) {
       if (b.first > 0 && a.first >= 0) return clamp_to({a.first / b.second, a.second / b.first}, dt);
       return dtype_range(dt);
     }
-    case Ops::MOD: {
+    case Ops::MOD: {  // C semantics: the result has the dividend's sign and |result| < |divisor|
       I a = s(0), b = s(1);
-      if (b.first > 0) {
-        int64_t m = b.second - 1;
-        if (a.first >= 0) return clamp_to({0, std::min(a.second, m)}, dt);
-        return clamp_to({-m, m}, dt);
-      }
-      return dtype_range(dt);
+      if (!safe(b.first) || !safe(b.second) || (b.first <= 0 && b.second >= 0)) return dtype_range(dt);
+      int64_t m = std::max(std::abs(b.first), std::abs(b.second)) - 1;
+      return clamp_to({a.first >= 0 ? 0 : std::max(a.first, -m), a.second <= 0 ? 0 : std::min(a.second, m)}, dt);
     }
     case Ops::MAX: {
       I a = s(0), b = s(1);
@@ -122,7 +123,8 @@ std::pair<int64_t, int64_t> compute_bounds(const UOp& u) {
       if (x.dtype.is_int() || x.dtype.is_bool()) return clamp_to({x.vmin, x.vmax}, dt);
       return dtype_range(dt);
     }
-    default: return dtype_range(dt);
+    default:
+      return dtype_range(dt);
   }
 }
 

@@ -19,14 +19,22 @@ int bit_width(DType dt) { return dt.is_bool() ? 1 : dt.scalar_type().itemsize() 
 // Wrap a 64-bit pattern to an integer/bool dtype.
 int64_t wrap_int(uint64_t v, DType dt) {
   switch (dt.scalar) {
-    case Scalar::Bool: return v != 0;
-    case Scalar::Int8: return static_cast<int8_t>(v);
-    case Scalar::UInt8: return static_cast<uint8_t>(v);
-    case Scalar::Int16: return static_cast<int16_t>(v);
-    case Scalar::UInt16: return static_cast<uint16_t>(v);
-    case Scalar::Int32: return static_cast<int32_t>(v);
-    case Scalar::UInt32: return static_cast<uint32_t>(v);
-    default: return static_cast<int64_t>(v);  // int64, uint64 (bit pattern)
+    case Scalar::Bool:
+      return v != 0;
+    case Scalar::Int8:
+      return static_cast<int8_t>(v);
+    case Scalar::UInt8:
+      return static_cast<uint8_t>(v);
+    case Scalar::Int16:
+      return static_cast<int16_t>(v);
+    case Scalar::UInt16:
+      return static_cast<uint16_t>(v);
+    case Scalar::Int32:
+      return static_cast<int32_t>(v);
+    case Scalar::UInt32:
+      return static_cast<uint32_t>(v);
+    default:
+      return static_cast<int64_t>(v);  // int64, uint64 (bit pattern)
   }
 }
 
@@ -60,18 +68,25 @@ double decode_narrow(uint32_t bits, int E, int M) {
   uint32_t exp = (bits >> M) & ((1u << E) - 1), man = bits & ((1u << M) - 1);
   int bias = (1 << (E - 1)) - 1;
   double v;
-  if (exp == (1u << E) - 1) v = man ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
-  else if (exp == 0) v = std::ldexp(double(man), 1 - bias - M);
-  else v = std::ldexp(double(man | (1u << M)), int(exp) - bias - M);
+  if (exp == (1u << E) - 1)
+    v = man ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
+  else if (exp == 0)
+    v = std::ldexp(double(man), 1 - bias - M);
+  else
+    v = std::ldexp(double(man | (1u << M)), int(exp) - bias - M);
   return neg ? -v : v;
 }
 
 double round_float(double x, DType dt) {
   switch (dt.scalar) {
-    case Scalar::Float16: return half_bits_to_double(double_to_half_bits(x));
-    case Scalar::BFloat16: return bf16_bits_to_double(double_to_bf16_bits(x));
-    case Scalar::Float32: return double(float(x));
-    default: return x;
+    case Scalar::Float16:
+      return half_bits_to_double(double_to_half_bits(x));
+    case Scalar::BFloat16:
+      return bf16_bits_to_double(double_to_bf16_bits(x));
+    case Scalar::Float32:
+      return double(float(x));
+    default:
+      return x;
   }
 }
 
@@ -82,10 +97,14 @@ int64_t float_to_int(double x, DType dt) {
   if (!std::isfinite(x)) return 0;
   double t = std::trunc(x);
   uint64_t bits;
-  if (t >= 0x1p64 || t <= -0x1p64) bits = 0;
-  else if (t >= 0x1p63) bits = uint64_t(t);
-  else if (t < -0x1p63) bits = 0 - uint64_t(-t);
-  else bits = uint64_t(int64_t(t));
+  if (t >= 0x1p64 || t <= -0x1p64)
+    bits = 0;
+  else if (t >= 0x1p63)
+    bits = uint64_t(t);
+  else if (t < -0x1p63)
+    bits = 0 - uint64_t(-t);
+  else
+    bits = uint64_t(int64_t(t));
   return wrap_int(bits, dt);
 }
 
@@ -118,9 +137,12 @@ Num int_binary(Ops op, DType dt, int64_t a, int64_t b) {
   bool uns = dt.is_unsigned();
   uint64_t ua = uint64_t(a), ub = uint64_t(b);
   switch (op) {
-    case Ops::ADD: return make_int(ua + ub, dt);
-    case Ops::SUB: return make_int(ua - ub, dt);
-    case Ops::MUL: return make_int(ua * ub, dt);
+    case Ops::ADD:
+      return make_int(ua + ub, dt);
+    case Ops::SUB:
+      return make_int(ua - ub, dt);
+    case Ops::MUL:
+      return make_int(ua * ub, dt);
     case Ops::IDIV:
       if (b == 0) return make_int(0, dt);
       if (uns) return make_int(ua / ub, dt);
@@ -131,10 +153,14 @@ Num int_binary(Ops op, DType dt, int64_t a, int64_t b) {
       if (uns) return make_int(ua % ub, dt);
       if (b == -1) return make_int(0, dt);
       return make_int(uint64_t(a % b), dt);
-    case Ops::MAX: return make_int(uns ? std::max(ua, ub) : uint64_t(std::max(a, b)), dt);
-    case Ops::AND: return make_int(ua & ub, dt);
-    case Ops::OR: return make_int(ua | ub, dt);
-    case Ops::XOR: return make_int(ua ^ ub, dt);
+    case Ops::MAX:
+      return make_int(uns ? std::max(ua, ub) : uint64_t(std::max(a, b)), dt);
+    case Ops::AND:
+      return make_int(ua & ub, dt);
+    case Ops::OR:
+      return make_int(ua | ub, dt);
+    case Ops::XOR:
+      return make_int(ua ^ ub, dt);
     case Ops::SHL:
       if (b < 0 || b >= 64) return make_int(0, dt);
       return make_int(ua << b, dt);
@@ -147,22 +173,32 @@ Num int_binary(Ops op, DType dt, int64_t a, int64_t b) {
       if (db == 0) return make_int(0, dt);
       return Num{float_to_int((uns ? double(ua) : double(a)) / db, dt), 0};
     }
-    case Ops::THREEFRY: return make_int(threefry2x32(ua, ub), dt);
-    default: break;
+    case Ops::THREEFRY:
+      return make_int(threefry2x32(ua, ub), dt);
+    default:
+      break;
   }
   throw Error(std::string("exec_alu: ") + op_name(op) + " is not a binary op on " + dt.repr());
 }
 
 Num float_binary(Ops op, DType dt, double a, double b) {
   switch (op) {
-    case Ops::ADD: return make_float(a + b, dt);
-    case Ops::SUB: return make_float(a - b, dt);
-    case Ops::MUL: return make_float(a * b, dt);
-    case Ops::FDIV: return make_float(a / b, dt);
-    case Ops::IDIV: return make_float(std::trunc(a / b), dt);
-    case Ops::MOD: return make_float(std::fmod(a, b), dt);
-    case Ops::MAX: return make_float(a < b ? b : a, dt);  // a NaN first operand wins, as `a<b?b:a` in C
-    default: break;
+    case Ops::ADD:
+      return make_float(a + b, dt);
+    case Ops::SUB:
+      return make_float(a - b, dt);
+    case Ops::MUL:
+      return make_float(a * b, dt);
+    case Ops::FDIV:
+      return make_float(a / b, dt);
+    case Ops::IDIV:
+      return make_float(std::trunc(a / b), dt);
+    case Ops::MOD:
+      return make_float(std::fmod(a, b), dt);
+    case Ops::MAX:
+      return make_float(a < b ? b : a, dt);  // a NaN first operand wins, as `a<b?b:a` in C
+    default:
+      break;
   }
   throw Error(std::string("exec_alu: ") + op_name(op) + " is not defined on " + dt.repr());
 }
@@ -173,12 +209,23 @@ Num unary(Ops op, DType dt, Num a) {
   // Transcendentals on integer dtypes are not emitted by tinygrad; compute in double and convert back.
   double x = int_like(dt) ? num_as_double(a, dt) : a.f, r;
   switch (op) {
-    case Ops::EXP2: r = std::exp2(x); break;
-    case Ops::LOG2: r = std::log2(x); break;  // log2(0) = -inf, log2(<0) = NaN
-    case Ops::SIN: r = std::sin(x); break;
-    case Ops::SQRT: r = std::sqrt(x); break;
-    case Ops::RECIP: r = 1.0 / x; break;
-    default: throw Error(std::string("exec_alu: ") + op_name(op) + " is not a unary op");
+    case Ops::EXP2:
+      r = std::exp2(x);
+      break;
+    case Ops::LOG2:
+      r = std::log2(x);
+      break;  // log2(0) = -inf, log2(<0) = NaN
+    case Ops::SIN:
+      r = std::sin(x);
+      break;
+    case Ops::SQRT:
+      r = std::sqrt(x);
+      break;
+    case Ops::RECIP:
+      r = 1.0 / x;
+      break;
+    default:
+      throw Error(std::string("exec_alu: ") + op_name(op) + " is not a unary op");
   }
   return int_like(dt) ? Num{float_to_int(r, dt), 0} : make_float(r, dt);
 }
@@ -218,10 +265,14 @@ Num cast_num(Num v, DType from, DType to) {
 
 uint64_t num_to_bits(Num v, DType dt) {
   switch (dt.scalar) {
-    case Scalar::Float16: return double_to_half_bits(v.f);
-    case Scalar::BFloat16: return double_to_bf16_bits(v.f);
-    case Scalar::Float32: return std::bit_cast<uint32_t>(float(v.f));
-    case Scalar::Float64: return std::bit_cast<uint64_t>(v.f);
+    case Scalar::Float16:
+      return double_to_half_bits(v.f);
+    case Scalar::BFloat16:
+      return double_to_bf16_bits(v.f);
+    case Scalar::Float32:
+      return std::bit_cast<uint32_t>(float(v.f));
+    case Scalar::Float64:
+      return std::bit_cast<uint64_t>(v.f);
     default: {
       int w = bit_width(dt);
       uint64_t b = uint64_t(v.i);
@@ -232,11 +283,16 @@ uint64_t num_to_bits(Num v, DType dt) {
 
 Num num_from_bits(uint64_t bits, DType dt) {
   switch (dt.scalar) {
-    case Scalar::Float16: return Num{0, half_bits_to_double(uint16_t(bits))};
-    case Scalar::BFloat16: return Num{0, bf16_bits_to_double(uint16_t(bits))};
-    case Scalar::Float32: return Num{0, double(std::bit_cast<float>(uint32_t(bits)))};
-    case Scalar::Float64: return Num{0, std::bit_cast<double>(bits)};
-    default: return make_int(bits, dt);
+    case Scalar::Float16:
+      return Num{0, half_bits_to_double(uint16_t(bits))};
+    case Scalar::BFloat16:
+      return Num{0, bf16_bits_to_double(uint16_t(bits))};
+    case Scalar::Float32:
+      return Num{0, double(std::bit_cast<float>(uint32_t(bits)))};
+    case Scalar::Float64:
+      return Num{0, std::bit_cast<double>(bits)};
+    default:
+      return make_int(bits, dt);
   }
 }
 
@@ -254,24 +310,35 @@ Num exec_alu(Ops op, DType dtype, DType src_dtype, const std::vector<Num>& srcs)
                   std::to_string(srcs.size()));
   };
   switch (op) {
-    case Ops::CAST: need(1); return cast_num(srcs[0], sdt, dt);
-    case Ops::BITCAST: need(1); return bitcast_num(srcs[0], sdt, dt);
-    case Ops::WHERE: need(3); return truncate_num(srcs[0].i ? srcs[1] : srcs[2], dt);
+    case Ops::CAST:
+      need(1);
+      return cast_num(srcs[0], sdt, dt);
+    case Ops::BITCAST:
+      need(1);
+      return bitcast_num(srcs[0], sdt, dt);
+    case Ops::WHERE:
+      need(3);
+      return truncate_num(srcs[0].i ? srcs[1] : srcs[2], dt);
     case Ops::MULACC: {
       need(3);
       if (int_like(dt)) return make_int(uint64_t(srcs[0].i) * uint64_t(srcs[1].i) + uint64_t(srcs[2].i), dt);
       return make_float(srcs[0].f * srcs[1].f + srcs[2].f, dt);
     }
-    case Ops::CMPLT: case Ops::CMPNE: {
+    case Ops::CMPLT:
+    case Ops::CMPNE: {
       need(2);
       const Num &a = srcs[0], &b = srcs[1];
       bool r;
-      if (sdt.is_float()) r = op == Ops::CMPLT ? a.f < b.f : a.f != b.f;
-      else if (sdt.scalar == Scalar::UInt64) r = op == Ops::CMPLT ? uint64_t(a.i) < uint64_t(b.i) : a.i != b.i;
-      else r = op == Ops::CMPLT ? a.i < b.i : a.i != b.i;
+      if (sdt.is_float())
+        r = op == Ops::CMPLT ? a.f < b.f : a.f != b.f;
+      else if (sdt.scalar == Scalar::UInt64)
+        r = op == Ops::CMPLT ? uint64_t(a.i) < uint64_t(b.i) : a.i != b.i;
+      else
+        r = op == Ops::CMPLT ? a.i < b.i : a.i != b.i;
       return Num{r, 0};
     }
-    default: break;
+    default:
+      break;
   }
   if (is_unary(op)) {
     need(1);

@@ -74,6 +74,7 @@ Shape infer_shape(Ops op, const std::vector<UOpPtr>& src, const Arg& arg) {
       return s;
     }
     case Ops::CONST: case Ops::DEVICE: case Ops::SINK: return {};
+    case Ops::COPY: return src.at(1)->shape;  // COPY(DEVICE target, value)
     default:
       if (op == Ops::WHERE && src.size() == 3) return src[1]->shape;
       return src.empty() ? Shape{} : src[0]->shape;

@@ -244,6 +244,21 @@ TEST(InterpAlu, Int8Wraparound) {
   EXPECT_EQ(vo[0], int8_t(88));  // (100 + 100) wraps to -56, * 3 = -168 wraps to 88
 }
 
+// Integer division and remainder truncate toward zero, as in C; comparisons give bool.
+TEST(InterpAlu, CSemantics) {
+  K k;
+  auto out = k.global(dtypes::int32, 0), in = k.global(dtypes::int32, 1);
+  auto zero = k.c(0), one = k.c(1), two = k.c(2), three = k.c(3);
+  auto x = k.load(in, zero);
+  k.store(out, zero, k.alu(Ops::IDIV, {x, two}));
+  k.store(out, one, k.alu(Ops::MOD, {x, two}));
+  k.store(out, two, k.cast(k.alu(Ops::CMPLT, {x, zero}), dtypes::int32));
+  k.store(out, three, k.alu(Ops::WHERE, {k.alu(Ops::CMPNE, {x, zero}), k.alu(Ops::NEG, {x}), one}));
+  std::vector<int32_t> vin{-7}, vo(4, 0);
+  Interpreter(k.spec("E_4")).run({view(vo), view(vin)}, {});
+  EXPECT_EQ(vo, (std::vector<int32_t>{-3, -1, 1, 7}));
+}
+
 // float32 -> float16 -> float32 and float32 -> bfloat16 -> float32, checked on the bit patterns.
 void check_half_round_trip(DType half, const std::vector<float>& in, const std::vector<uint16_t>& bits,
                            const std::vector<float>& back) {
@@ -416,6 +431,33 @@ TEST(InterpValidate, RejectsMalformedPrograms) {
     k.add(one);
     EXPECT_NE(load_error(k.spec("bad")).find("not earlier"), std::string::npos);
   }
+  {  // one node listed twice
+    K k;
+    auto out = k.global(dtypes::int32, 0);
+    auto one = k.c(1);
+    k.uops.push_back(one);
+    k.store(out, k.c(0), one);
+    EXPECT_NE(load_error(k.spec("bad")).find("appears twice"), std::string::npos);
+  }
+  {  // a DEFINE_VAR the kernel's vars do not list
+    K k;
+    auto out = k.global(dtypes::int32, 0);
+    k.store(out, k.c(0), k.add(UOp::make(Ops::DEFINE_VAR, dtypes::int32, {}, NamedRange{"m", 0, 9})));
+    EXPECT_NE(load_error(k.spec("bad")).find("'m' is not in the kernel's vars"), std::string::npos);
+  }
+  {  // an ALU op on mixed dtypes (a missing CAST)
+    K k;
+    auto out = k.global(dtypes::float32, 0);
+    k.store(out, k.c(0), k.add(UOp::make(Ops::ADD, dtypes::float32, {k.cf(1.0), k.c(2)})));
+    EXPECT_NE(load_error(k.spec("bad")).find("operand 1 is dtypes.int, expected dtypes.float"), std::string::npos);
+  }
+  {  // a value read from a node that has none
+    K k;
+    auto out = k.global(dtypes::int32, 0);
+    auto st = k.store(out, k.c(0), k.c(1));
+    k.add(UOp::make(Ops::ADD, dtypes::int32, {st, k.c(1)}));
+    EXPECT_NE(load_error(k.spec("bad")).find("has no value"), std::string::npos);
+  }
   {  // LOAD of the wrong dtype through a buffer
     K k;
     auto in = k.global(dtypes::float32, 0);
@@ -424,6 +466,19 @@ TEST(InterpValidate, RejectsMalformedPrograms) {
   }
 }
 
+// One line per node: position, op, dtype, sources by position (constants by value), arg.
+TEST(InterpDevice, UopsListing) {
+  K k;
+  auto out = k.global(dtypes::int32, 0);
+  auto r = k.range(k.c(0), k.c(4), 0);
+  k.store(out, r, r);
+  k.end(r);
+  std::string s = uops_listing(k.uops);
+  EXPECT_EQ(std::count(s.begin(), s.end(), '\n'), 6) << s;
+  EXPECT_NE(s.find("   3 Ops.RANGE"), std::string::npos) << s;
+  EXPECT_NE(s.find("[0, 4]"), std::string::npos) << s;     // RANGE's constant bounds by value
+  EXPECT_NE(s.find("[0, 3, 3]"), std::string::npos) << s;  // STORE(out, r, r) by position
+}
 
 // The device: host memory with known sizes, an identity compiler, a listing as source, and programs that
 // run the uops with bounds checks against the allocations themselves.
@@ -433,6 +488,8 @@ TEST(InterpDevice, RunsKernelsOnItsOwnMemory) {
   EXPECT_EQ(dev.compiler().cache_key(), "INTERP");
   EXPECT_EQ(dev.compiler().compile("abc"), "abc");
   EXPECT_EQ(dev.renderer().device(), "INTERP");
+  EXPECT_TRUE(dev.renderer().supports(Ops::MULACC));
+  EXPECT_FALSE(dev.renderer().supports(Ops::THREEFRY));
 
   K k;
   auto out = k.global(dtypes::int32, 0), a = k.global(dtypes::int32, 1), b = k.global(dtypes::int32, 2);

@@ -51,7 +51,8 @@ TEST(ExecAlu, DivisionTruncatesTowardZero) {
   EXPECT_EQ(ialu(Ops::IDIV, dtypes::int32, 5, 0), 0);
   EXPECT_EQ(ialu(Ops::MOD, dtypes::int32, 5, 0), 0);
   EXPECT_EQ(ialu(Ops::IDIV, dtypes::int8, -128, -1), -128);
-  EXPECT_EQ(ialu(Ops::IDIV, dtypes::int64, std::numeric_limits<int64_t>::min(), -1), std::numeric_limits<int64_t>::min());
+  EXPECT_EQ(ialu(Ops::IDIV, dtypes::int64, std::numeric_limits<int64_t>::min(), -1),
+            std::numeric_limits<int64_t>::min());
   EXPECT_EQ(ialu(Ops::MOD, dtypes::int64, std::numeric_limits<int64_t>::min(), -1), 0);
   // Unsigned division sees the unsigned values.
   EXPECT_EQ(uint64_t(ialu(Ops::IDIV, dtypes::uint64, -1, 2)), std::numeric_limits<uint64_t>::max() / 2);
@@ -128,13 +129,13 @@ TEST(ExecAlu, HalfKnownValues) {
   EXPECT_EQ(double_to_half_bits(1.0), 0x3c00);
   EXPECT_EQ(double_to_half_bits(-2.0), 0xc000);
   EXPECT_EQ(double_to_half_bits(65504.0), 0x7bff);
-  EXPECT_EQ(double_to_half_bits(65520.0), 0x7c00);   // rounds up to inf (halfway, max is odd)
+  EXPECT_EQ(double_to_half_bits(65520.0), 0x7c00);  // rounds up to inf (halfway, max is odd)
   EXPECT_EQ(double_to_half_bits(65519.99), 0x7bff);
   EXPECT_EQ(double_to_half_bits(std::ldexp(1.0, -24)), 0x0001);  // smallest subnormal
   EXPECT_EQ(double_to_half_bits(std::ldexp(1.0, -25)), 0x0000);  // halfway to 0: even
   EXPECT_EQ(double_to_half_bits(std::ldexp(1.5, -25)), 0x0001);
-  EXPECT_EQ(double_to_half_bits(std::ldexp(3.0, -25)), 0x0002);  // 1.5 ulp -> 2 (even)
-  EXPECT_EQ(double_to_half_bits(std::ldexp(1023.5, -24)), 0x0400);  // subnormal rounding into normal
+  EXPECT_EQ(double_to_half_bits(std::ldexp(3.0, -25)), 0x0002);        // 1.5 ulp -> 2 (even)
+  EXPECT_EQ(double_to_half_bits(std::ldexp(1023.5, -24)), 0x0400);     // subnormal rounding into normal
   EXPECT_EQ(double_to_half_bits(1.0 + std::ldexp(1.0, -11)), 0x3c00);  // halfway: even
   EXPECT_EQ(double_to_half_bits(1.0 + std::ldexp(3.0, -11)), 0x3c02);
   EXPECT_EQ(double_to_half_bits(-0.0), 0x8000);
@@ -205,7 +206,8 @@ TEST(ExecAlu, Casts) {
   EXPECT_EQ(cast_num(I(-1), dtypes::int32, dtypes::uint64).i, -1);
   EXPECT_EQ(cast_num(I(-1), dtypes::uint64, dtypes::float64).f, 18446744073709551615.0);
   EXPECT_EQ(cast_num(I(-1), dtypes::int64, dtypes::float64).f, -1);
-  EXPECT_EQ(cast_num(I((int64_t(1) << 53) + 1), dtypes::int64, dtypes::float32).f, double(float((int64_t(1) << 53) + 1)));
+  EXPECT_EQ(cast_num(I((int64_t(1) << 53) + 1), dtypes::int64, dtypes::float32).f,
+            double(float((int64_t(1) << 53) + 1)));
   EXPECT_EQ(cast_num(I(16777217), dtypes::int32, dtypes::float32).f, 16777216);
   EXPECT_EQ(cast_num(I(2049), dtypes::int32, dtypes::float16).f, 2048);
   EXPECT_EQ(cast_num(F(0.1), dtypes::float64, dtypes::float32).f, double(0.1f));

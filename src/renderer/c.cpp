@@ -1,0 +1,190 @@
+// ClangRenderer: the CPU's C dialect (see c.h).
+#include "renderer/c.h"
+
+#include "tg/error.h"
+#include "uop/exec_alu.h"
+
+namespace tg {
+namespace {
+
+bool is_half(DType dt) { return dt.scalar == Scalar::Float16; }
+bool is_bf16(DType dt) { return dt.scalar == Scalar::BFloat16; }
+bool is_16bit_float(DType dt) { return is_half(dt) || is_bf16(dt); }
+
+// Rounding a double to a narrow float format, bit by bit (the same algorithm as exec_alu's, so both agree
+// on every value including subnormals, overflow to inf and NaN).
+const char* kNarrowHelper = R"(static inline unsigned int tg_narrow(double x, int E, int M) {
+  unsigned long long b; __builtin_memcpy(&b, &x, 8);
+  unsigned int sign = (unsigned int)(b >> 63) << (E + M), exp_all = (1u << E) - 1;
+  if (x != x) return sign | (exp_all << M) | (1u << (M - 1));
+  int dexp = (int)((b >> 52) & 0x7ff);
+  if (dexp == 0x7ff) return sign | (exp_all << M);
+  if (dexp == 0) return sign;
+  int e = dexp - 1023, bias = (1 << (E - 1)) - 1, min_e = 1 - bias, normal = e >= min_e;
+  int shift = 52 - M + (normal ? 0 : min_e - e);
+  if (shift > 60) return sign;
+  unsigned long long m = (1ull << 52) | (b & ((1ull << 52) - 1));
+  unsigned long long r = m >> shift, rem = m & ((1ull << shift) - 1), half = 1ull << (shift - 1);
+  if (rem > half || (rem == half && (r & 1))) r++;
+  unsigned long long mag = normal ? ((unsigned long long)(e + bias) << M) + (r - (1ull << M)) : r;
+  if (mag >= ((unsigned long long)exp_all << M)) mag = (unsigned long long)exp_all << M;
+  return sign | (unsigned int)mag;
+}
+)";
+
+const char* kHalfHelpers = R"(typedef unsigned short tg_half;  /* float16 bits; values are computed in float */
+static inline tg_half tg_d2h(double x) { return (tg_half)tg_narrow(x, 5, 10); }
+#if defined(__FLT16_MAX__)
+static inline float tg_h2f(tg_half h) { _Float16 f; __builtin_memcpy(&f, &h, 2); return (float)f; }
+static inline tg_half tg_f2h(float x) { _Float16 f = (_Float16)x; tg_half h; __builtin_memcpy(&h, &f, 2); return h; }
+#else
+static inline float tg_h2f(tg_half h) {
+  unsigned int e = (h >> 10) & 31u, m = h & 1023u, s = (unsigned int)(h >> 15) << 31, bits;
+  if (e == 0) { float v = (float)m * 0x1p-24f; return s ? -v : v; }
+  bits = s | (e == 31 ? 0x7f800000u : (e + 112u) << 23) | (m << 13);
+  float f; __builtin_memcpy(&f, &bits, 4); return f;
+}
+static inline tg_half tg_f2h(float x) { return tg_d2h(x); }
+#endif
+static inline float tg_rh(float x) { return tg_h2f(tg_f2h(x)); }
+)";
+
+const char* kBf16Helpers = R"(typedef unsigned short tg_bf16;  /* bfloat16 bits; values are computed in float */
+static inline tg_bf16 tg_d2bf(double x) { return (tg_bf16)tg_narrow(x, 8, 7); }
+static inline float tg_bf2f(tg_bf16 b) {
+  unsigned int bits = (unsigned int)b << 16; float f; __builtin_memcpy(&f, &bits, 4); return f;
+}
+static inline tg_bf16 tg_f2bf(float x) {
+  unsigned int bits; __builtin_memcpy(&bits, &x, 4);
+  if ((bits & 0x7fffffffu) > 0x7f800000u) return (tg_bf16)((bits >> 16) | 0x40u);
+  return (tg_bf16)((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
+}
+static inline float tg_rbf(float x) { return tg_bf2f(tg_f2bf(x)); }
+)";
+
+// Ops whose float result may fall between two float16/bfloat16 values and so must be rounded again.
+bool rounds(Ops op) {
+  switch (op) {
+    case Ops::CMPLT: case Ops::CMPNE: case Ops::MAX: case Ops::WHERE: case Ops::NEG: case Ops::TRUNC: return false;
+    default: return true;
+  }
+}
+
+// Converting this source type to float first and then to a 16-bit float could round twice; go through
+// double (exact for all but 64-bit integers, whose double rounding is harmless at 16-bit precision).
+bool needs_double_path(DType from, DType to) {
+  if (from.scalar == Scalar::Float64) return true;
+  if (!from.is_int()) return false;
+  return is_bf16(to) ? from.itemsize() >= 4 : from.itemsize() >= 8;
+}
+
+}  // namespace
+
+std::string ClangRenderer::type_name(DType dt) const {
+  if (dt.count > 1 && (dt.is_bool() || is_16bit_float(dt)))
+    throw Error("render: CPU vectors of " + dt.scalar_type().repr() + " are not supported (devectorize them)");
+  if (dt.count == 1 && dt.is_bool()) return "_Bool";  // C has no `bool` without <stdbool.h>
+  if (dt.count == 1 && is_16bit_float(dt)) return "float";  // values in registers; see buffer_type_name
+  return CStyleRenderer::type_name(dt);
+}
+
+std::string ClangRenderer::buffer_type_name(DType dt) const {
+  if (is_half(dt)) return "tg_half";
+  if (is_bf16(dt)) return "tg_bf16";
+  return type_name(dt);
+}
+
+std::string ClangRenderer::float_literal(double v, DType dt, Prelude& pre) const {
+  // A 16-bit float constant is the float holding its (exactly representable) rounded value.
+  if (is_half(dt)) v = half_bits_to_double(double_to_half_bits(v));
+  if (is_bf16(dt)) v = bf16_bits_to_double(double_to_bf16_bits(v));
+  if (is_16bit_float(dt)) return CStyleRenderer::float_literal(v, dtypes::float32, pre);
+  return CStyleRenderer::float_literal(v, dt, pre);
+}
+
+std::string ClangRenderer::render_alu(const UOp& u, const std::vector<std::string>& a, Prelude& pre) const {
+  DType dt = u.dtype;
+  // MULACC: exec_alu rounds a*b+c once (computed in double); C in float would round twice.
+  if (u.op == Ops::MULACC && dt.count == 1 && dt.is_float() && dt.scalar != Scalar::Float64) {
+    std::string e = "(((double)" + a[0] + "*" + a[1] + ")+" + a[2] + ")";
+    if (is_half(dt)) return "tg_h2f(tg_d2h(" + e + "))";
+    if (is_bf16(dt)) return "tg_bf2f(tg_d2bf(" + e + "))";
+    return "((float)" + e + ")";
+  }
+  // IDIV: the integer trunc((double)a/b) may be past 2^24, so it must not round through float first.
+  if (u.op == Ops::IDIV && dt.count == 1 && is_16bit_float(dt)) {
+    std::string e = "__builtin_trunc((double)" + a[0] + "/" + a[1] + ")";
+    return is_half(dt) ? "tg_h2f(tg_d2h(" + e + "))" : "tg_bf2f(tg_d2bf(" + e + "))";
+  }
+  std::string e = CStyleRenderer::render_alu(u, a, pre);
+  if (is_16bit_float(dt) && rounds(u.op)) return (is_half(dt) ? "tg_rh(" : "tg_rbf(") + strip_parens(e) + ")";
+  return e;
+}
+
+std::string ClangRenderer::render_cast(DType to, DType from, const std::string& x, Prelude& pre) const {
+  if (to == from) return x;
+  if (is_16bit_float(to)) {
+    if (needs_double_path(from, to)) return is_half(to) ? "tg_h2f(tg_d2h(" + x + "))" : "tg_bf2f(tg_d2bf(" + x + "))";
+    return (is_half(to) ? "tg_rh(" : "tg_rbf(") + x + ")";
+  }
+  // A 16-bit float already is a float in registers.
+  return CStyleRenderer::render_cast(to, is_16bit_float(from) ? dtypes::float32 : from, x, pre);
+}
+
+std::string ClangRenderer::render_bitcast(DType to, DType from, const std::string& x, Prelude& pre) const {
+  if (!is_16bit_float(to) && !is_16bit_float(from)) return CStyleRenderer::render_bitcast(to, from, x, pre);
+  if (to.itemsize() != from.itemsize() && !(is_16bit_float(to) && is_16bit_float(from)))
+    throw Error("render: BITCAST between sizes (" + from.repr() + " -> " + to.repr() + ")");
+  std::string bits = is_half(from) ? "tg_f2h(" + x + ")" : is_bf16(from) ? "tg_f2bf(" + x + ")"
+                                                                           : "((unsigned short)(" + x + "))";
+  if (is_half(to)) return "tg_h2f(" + bits + ")";
+  if (is_bf16(to)) return "tg_bf2f(" + bits + ")";
+  return "((" + type_name(to) + ")" + bits + ")";
+}
+
+std::string ClangRenderer::render_load(const std::string& buf, const std::string& idx, DType dt, Prelude& pre) const {
+  std::string e = CStyleRenderer::render_load(buf, idx, dt, pre);
+  if (is_half(dt)) return "tg_h2f(" + e + ")";
+  if (is_bf16(dt)) return "tg_bf2f(" + e + ")";
+  return e;
+}
+
+std::string ClangRenderer::render_store(const std::string& buf, const std::string& idx, const std::string& value,
+                                        DType dt, Prelude& pre) const {
+  if (is_half(dt)) return CStyleRenderer::render_store(buf, idx, "tg_f2h(" + strip_parens(value) + ")", dt, pre);
+  if (is_bf16(dt)) return CStyleRenderer::render_store(buf, idx, "tg_f2bf(" + strip_parens(value) + ")", dt, pre);
+  return CStyleRenderer::render_store(buf, idx, value, dt, pre);
+}
+
+std::string ClangRenderer::prefix(const Prelude& pre) const {
+  std::string s;
+  if (pre.inf) s += "#define INFINITY (__builtin_inff())\n";
+  if (pre.nan) s += "#define NAN (__builtin_nanf(\"\"))\n";
+  if (pre.half || pre.bf16) s += kNarrowHelper;
+  if (pre.half) s += kHalfHelpers;
+  if (pre.bf16) s += kBf16Helpers;
+  // GCC/Clang vector extensions; alignment of one element so loads at any element offset are valid.
+  for (DType v : pre.vector_types) {
+    std::string elem = type_name(v.scalar_type());
+    s += "typedef " + elem + " " + CStyleRenderer::type_name(v) + " __attribute__((aligned(" +
+         std::to_string(v.scalar_type().itemsize()) + "),vector_size(" + std::to_string(v.itemsize()) + ")));\n";
+  }
+  return s + CStyleRenderer::prefix(pre);
+}
+
+std::string ClangRenderer::epilogue(const std::string& name, const std::vector<Param>& params) const {
+  // One signature for every kernel, so the runtime can call any of them through dlsym.
+  std::string call;
+  int b = 0, v = 0;
+  for (const Param& p : params) {
+    if (!call.empty()) call += ", ";
+    if (p.is_buffer)
+      call += "(" + std::string(p.written ? "" : "const ") + buffer_type_name(p.dtype.base().scalar_type()) +
+              "*)bufs[" + std::to_string(b++) + "]";
+    else
+      call += "(" + type_name(p.dtype) + ")vars[" + std::to_string(v++) + "]";
+  }
+  return "void " + name + "_entry(void** bufs, const long long* vars) {\n  " + name + "(" + call + ");\n}\n";
+}
+
+}  // namespace tg

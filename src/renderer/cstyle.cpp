@@ -1,0 +1,562 @@
+// CStyleRenderer: the statement walker and the C spellings shared by every C-like backend.
+#include "renderer/cstyle.h"
+
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "tg/error.h"
+#include "uop/exec_alu.h"
+
+namespace tg {
+namespace {
+
+bool int_like(DType dt) { return dt.is_int() || dt.is_bool(); }
+
+// An operand that starts with '-' gets parentheses where C would read "--" as a decrement ("(a--1)").
+std::string neg_safe(const std::string& s) { return !s.empty() && s[0] == '-' ? "(" + s + ")" : s; }
+
+std::string identifier(const std::string& type) {  // "unsigned char" -> "unsigned_char", for helper names
+  std::string s;
+  for (char c : type) s += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return s;
+}
+
+bool is_identifier(const std::string& s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  for (char c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  return true;
+}
+
+// The unsigned type of the same width, for negation without signed overflow.
+DType unsigned_of(DType dt) {
+  switch (dt.scalar) {
+    case Scalar::Int8: return dtypes::uint8;
+    case Scalar::Int16: return dtypes::uint16;
+    case Scalar::Int32: return dtypes::uint32;
+    case Scalar::Int64: return dtypes::uint64;
+    default: return dt.scalar_type();
+  }
+}
+
+// A CONST's integer value wrapped into its dtype (a CONST -1 of uint8 means 255).
+int64_t const_int(const UOp& u) {
+  DType dt = u.dtype.scalar_type();
+  return truncate_num(Num{u.const_int_value(), 0}, dt).i;
+}
+
+// The bit width C computes a shift of dt in (narrow types are promoted to int).
+int promoted_bits(DType dt) { return std::max(32, dt.scalar_type().itemsize() * 8); }
+
+std::string shortest(double v, bool as_float) {
+  char buf[64];
+  auto r = as_float ? std::to_chars(buf, buf + sizeof(buf), static_cast<float>(v))
+                    : std::to_chars(buf, buf + sizeof(buf), v);
+  std::string s(buf, r.ptr);
+  if (s.find_first_of(".e") == std::string::npos) s += ".0";
+  return s;
+}
+
+}  // namespace
+
+void CStyleRenderer::Prelude::need(const std::string& name, const std::function<std::string()>& definition) {
+  for (auto& h : helpers)
+    if (h.first == name) return;
+  helpers.emplace_back(name, definition());
+}
+
+CStyleRenderer::CStyleRenderer() {
+  using V = std::vector<std::string>;
+  auto bin = [](const char* sym) {
+    return [sym](const V& a, DType) { return "(" + a[0] + sym + a[1] + ")"; };
+  };
+  auto& t = code_for_op_;
+  t[int(Ops::ADD)] = bin("+");
+  t[int(Ops::SUB)] = [](const V& a, DType) { return "(" + a[0] + "-" + neg_safe(a[1]) + ")"; };
+  t[int(Ops::MUL)] = bin("*");
+  t[int(Ops::FDIV)] = bin("/");
+  t[int(Ops::CMPLT)] = bin("<");
+  t[int(Ops::CMPNE)] = bin("!=");
+  t[int(Ops::AND)] = bin("&");
+  t[int(Ops::OR)] = bin("|");
+  t[int(Ops::XOR)] = bin("^");
+  t[int(Ops::SHL)] = bin("<<");
+  t[int(Ops::SHR)] = bin(">>");
+  // Integer IDIV/MOD reach the table only with a safe constant divisor (see render_alu).
+  // Float IDIV is trunc(a/b) of the exact quotient: a float quotient may already round up to the next
+  // integer (1/0.33333334f == 3.0f), so narrower floats divide in double.
+  t[int(Ops::IDIV)] = [this](const V& a, DType dt) {
+    if (!dt.is_float()) return "(" + a[0] + "/" + a[1] + ")";
+    if (dt.scalar == Scalar::Float64) return "__builtin_trunc(" + a[0] + "/" + a[1] + ")";
+    return "((" + type_name(dt) + ")__builtin_trunc((double)" + a[0] + "/" + a[1] + "))";
+  };
+  t[int(Ops::MOD)] = [this](const V& a, DType dt) {
+    if (dt.is_float()) return math_fn("__builtin_fmod", dt) + "(" + a[0] + "," + a[1] + ")";
+    return "(" + a[0] + "%" + a[1] + ")";
+  };
+  // `a<b ? b : a`: a NaN first operand wins, exactly as exec_alu's MAX (so not fmax, which drops NaNs).
+  t[int(Ops::MAX)] = [](const V& a, DType) { return "((" + a[0] + "<" + a[1] + ")?" + a[1] + ":" + a[0] + ")"; };
+  t[int(Ops::NEG)] = [](const V& a, DType) { return "(-" + neg_safe(a[0]) + ")"; };
+  t[int(Ops::RECIP)] = [](const V& a, DType) { return "(1/" + a[0] + ")"; };
+  t[int(Ops::WHERE)] = [](const V& a, DType) { return "(" + a[0] + "?" + a[1] + ":" + a[2] + ")"; };
+  t[int(Ops::MULACC)] = [](const V& a, DType) { return "((" + a[0] + "*" + a[1] + ")+" + a[2] + ")"; };
+  auto fn = [this](const char* base) {
+    return [this, base](const V& a, DType dt) { return math_fn(base, dt) + "(" + a[0] + ")"; };
+  };
+  t[int(Ops::EXP2)] = fn("__builtin_exp2");
+  t[int(Ops::LOG2)] = fn("__builtin_log2");
+  t[int(Ops::SIN)] = fn("__builtin_sin");
+  t[int(Ops::SQRT)] = fn("__builtin_sqrt");
+  t[int(Ops::TRUNC)] = [this](const V& a, DType dt) {
+    return int_like(dt) ? a[0] : math_fn("__builtin_trunc", dt) + "(" + a[0] + ")";
+  };
+}
+
+std::string CStyleRenderer::math_fn(const char* base, DType dt) const {
+  return std::string(base) + (dt.scalar == Scalar::Float64 ? "" : "f");
+}
+
+bool CStyleRenderer::supports(Ops op) const {
+  if (op == Ops::THREEFRY) return true;  // rendered through a helper
+  if (op == Ops::CAST || op == Ops::BITCAST) return true;
+  return is_alu(op) && bool(code_for_op_[int(op)]);
+}
+
+bool CStyleRenderer::is_narrow_int(DType dt) {
+  return dt.is_bool() || ((dt.is_int()) && dt.scalar_type().itemsize() < 4);
+}
+
+std::string CStyleRenderer::strip_parens(const std::string& s) {
+  if (s.size() < 2 || s.front() != '(' || s.back() != ')') return s;
+  int depth = 0;
+  for (size_t i = 0; i < s.size(); i++) {
+    depth += s[i] == '(' ? 1 : s[i] == ')' ? -1 : 0;
+    if (depth == 0 && i + 1 < s.size()) return s;  // the first '(' closes before the end: "(a)+(b)"
+  }
+  return s.substr(1, s.size() - 2);
+}
+
+// ---- types and constants ----
+
+std::string CStyleRenderer::type_name(DType dt) const {
+  if (dt.count > 1) {
+    static const std::map<Scalar, const char*> vec_base = {
+        {Scalar::Bool, "bool"},     {Scalar::Int8, "char"},    {Scalar::UInt8, "uchar"},   {Scalar::Int16, "short"},
+        {Scalar::UInt16, "ushort"}, {Scalar::Int32, "int"},    {Scalar::UInt32, "uint"},   {Scalar::Int64, "long"},
+        {Scalar::UInt64, "ulong"},  {Scalar::Float16, "half"}, {Scalar::BFloat16, "bf16"}, {Scalar::Float32, "float"},
+        {Scalar::Float64, "double"}};
+    return vec_base.at(dt.scalar) + std::to_string(dt.count);
+  }
+  switch (dt.scalar) {
+    case Scalar::Void: return "void";
+    case Scalar::Bool: return "bool";
+    case Scalar::Int8: return "signed char";
+    case Scalar::UInt8: return "unsigned char";
+    case Scalar::Int16: return "short";
+    case Scalar::UInt16: return "unsigned short";
+    case Scalar::Int32: return "int";
+    case Scalar::UInt32: return "unsigned int";
+    case Scalar::Int64: return "long";
+    case Scalar::UInt64: return "unsigned long";
+    case Scalar::Float16: return "half";
+    case Scalar::BFloat16: return "__bf16";
+    case Scalar::Float32: return "float";
+    case Scalar::Float64: return "double";
+  }
+  throw Error("render: no C type for " + dt.repr());
+}
+
+std::string CStyleRenderer::float_literal(double v, DType dt, Prelude& pre) const {
+  if (std::isnan(v)) {
+    pre.nan = true;
+    return "NAN";
+  }
+  if (std::isinf(v)) {
+    pre.inf = true;
+    return v > 0 ? "INFINITY" : "-INFINITY";
+  }
+  switch (dt.scalar) {
+    case Scalar::Float64: return shortest(v, false);
+    case Scalar::Float32: return shortest(v, true) + "f";
+    case Scalar::Float16: return "((half)" + shortest(half_bits_to_double(double_to_half_bits(v)), true) + "f)";
+    case Scalar::BFloat16:
+      return "((" + type_name(dt) + ")" + shortest(bf16_bits_to_double(double_to_bf16_bits(v)), true) + "f)";
+    default: throw Error("render: float literal of " + dt.repr());
+  }
+}
+
+std::string CStyleRenderer::render_const(const UOp& u, Prelude& pre) const {
+  DType dt = u.dtype.scalar_type();
+  if (u.dtype.count > 1) throw Error("render: vector CONST " + u.dtype.repr() + " (expected VECTORIZE of scalars)");
+  if (dt.is_float()) return float_literal(u.const_value(), dt, pre);
+  if (dt.is_bool()) return u.const_int_value() ? "1" : "0";
+  if (!dt.is_int()) throw Error("render: CONST of " + dt.repr());
+  int64_t v = const_int(u);
+  switch (dt.scalar) {
+    case Scalar::Int64:
+      return v == std::numeric_limits<int64_t>::min() ? "(-9223372036854775807ll-1)" : std::to_string(v) + "ll";
+    case Scalar::UInt64: return std::to_string(static_cast<uint64_t>(v)) + "ull";
+    case Scalar::UInt32: return std::to_string(v) + "u";
+    case Scalar::Int32: return v == std::numeric_limits<int32_t>::min() ? "(-2147483647-1)" : std::to_string(v);
+    default: return std::to_string(v);  // 8/16-bit: an int literal in range, converted where it is used
+  }
+}
+
+// ---- ops ----
+
+int CStyleRenderer::operand_uses(const UOp& u, size_t i) const { return u.op == Ops::MAX ? 2 : 1; }
+
+std::string CStyleRenderer::render_alu(const UOp& u, const std::vector<std::string>& a, Prelude& pre) const {
+  Ops op = u.op;
+  DType dt = u.dtype;
+  DType src_dt = op == Ops::WHERE ? u.src.at(1)->dtype : u.src.at(0)->dtype;
+  const std::string q = helper_qualifier();
+  if (int_like(dt) && dt.count == 1) {
+    const std::string T = type_name(dt), UT = type_name(unsigned_of(dt)), id = identifier(T);
+    const bool sgn = !dt.is_unsigned() && !dt.is_bool();
+    const UOp& rhs = *u.src.back();
+    // C traps on x/0 and INT_MIN/-1; exec_alu defines them (0, and wrapping). Constant divisors other than
+    // 0 and -1 (all of index math) keep the plain operator.
+    if (op == Ops::IDIV || op == Ops::MOD) {
+      bool plain = rhs.is_const() && const_int(rhs) != 0 && !(sgn && const_int(rhs) == -1);
+      if (!plain) {
+        std::string name = std::string(op == Ops::IDIV ? "tg_idiv_" : "tg_mod_") + id;
+        pre.need(name, [&] {
+          std::string body = op == Ops::IDIV
+              ? (sgn ? "b == 0 ? 0 : b == -1 ? (" + T + ")(-(" + UT + ")a) : a / b" : "b == 0 ? 0 : a / b")
+              : (sgn ? "b == 0 || b == -1 ? 0 : a % b" : "b == 0 ? 0 : a % b");
+          return q + " " + T + " " + name + "(" + T + " a, " + T + " b) { return " + body + "; }";
+        });
+        return name + "(" + a[0] + ", " + a[1] + ")";
+      }
+    }
+    // Shifts by a negative amount or past the width are undefined in C; exec_alu shifts in 64 bits.
+    if (op == Ops::SHL || op == Ops::SHR) {
+      bool plain = rhs.is_const() && const_int(rhs) >= 0 && const_int(rhs) < promoted_bits(dt);
+      if (!plain) {
+        std::string name = std::string(op == Ops::SHL ? "tg_shl_" : "tg_shr_") + id;
+        pre.need(name, [&] {
+          std::string out_of_range = sgn ? "b < 0 || b >= 64" : "b >= 64";
+          std::string body = op == Ops::SHL
+              ? out_of_range + " ? 0 : (" + T + ")((unsigned long long)a << b)"
+              : sgn ? out_of_range + " ? (a < 0 ? -1 : 0) : (" + T + ")((long long)a >> b)"
+                    : out_of_range + " ? 0 : (" + T + ")((unsigned long long)a >> b)";
+          return q + " " + T + " " + name + "(" + T + " a, " + T + " b) { return " + body + "; }";
+        });
+        return name + "(" + a[0] + ", " + a[1] + ")";
+      }
+    }
+    // Float math on integers (never emitted by codegen, but defined by exec_alu): compute in double and
+    // convert back, which also keeps RECIP/FDIV by zero from trapping.
+    if (op == Ops::RECIP || op == Ops::FDIV || op == Ops::EXP2 || op == Ops::LOG2 || op == Ops::SIN ||
+        op == Ops::SQRT) {
+      std::vector<std::string> d;
+      for (auto& x : a) d.push_back("(double)" + x);
+      return render_cast(dt, dtypes::float64, code_for_op_[int(op)](d, dtypes::float64), pre);
+    }
+    if (op == Ops::THREEFRY) {
+      pre.need("tg_threefry", [&] {
+        // Threefry-2x32, 20 rounds: the low/high words of x are the counter, of key the key (as exec_alu).
+        return q + " unsigned long tg_threefry(unsigned long x, unsigned long key) {\n"
+               "  const int rot[2][4] = {{13, 15, 26, 6}, {17, 29, 16, 24}};\n"
+               "  unsigned int k0 = (unsigned int)key, k1 = (unsigned int)(key >> 32);\n"
+               "  unsigned int ks[3] = {k1, k0 ^ k1 ^ 0x1BD11BDAu, k0};\n"
+               "  unsigned int x0 = (unsigned int)x + ks[2], x1 = (unsigned int)(x >> 32) + ks[0];\n"
+               "  for (int i = 0; i < 5; i++) {\n"
+               "    for (int j = 0; j < 4; j++) {\n"
+               "      int k = rot[i % 2][j];\n"
+               "      x0 += x1; x1 = ((x1 << k) | (x1 >> (32 - k))) ^ x0;\n"
+               "    }\n"
+               "    x0 += ks[i % 3]; x1 += ks[(i + 1) % 3] + (unsigned int)(i + 1);\n"
+               "  }\n"
+               "  return ((unsigned long)x1 << 32) | x0;\n"
+               "}";
+      });
+      return "tg_threefry(" + a[0] + ", " + a[1] + ")";
+    }
+  }
+  // A signed left shift into or past the sign bit is undefined in C; shift the unsigned bits instead.
+  if (op == Ops::SHL && dt.is_int() && !dt.is_unsigned() && dt.count == 1) {
+    std::string ut = dt.itemsize() == 8 ? type_name(dtypes::uint64) : type_name(dtypes::uint32);
+    return "((" + type_name(dt) + ")((" + ut + ")" + a[0] + "<<" + a[1] + "))";
+  }
+  const OpSpelling& spell = code_for_op_[int(op)];
+  if (!spell) throw Error(std::string("render: ") + op_name(op) + " is not supported by the " + device() + " renderer");
+  std::string e = spell(a, is_comparison(op) ? src_dt : dt);
+  // C computes bool/char/short in int: put the result back into its type, as a store would.
+  bool may_leave_range = op == Ops::ADD || op == Ops::SUB || op == Ops::MUL || op == Ops::NEG || op == Ops::SHL ||
+                         op == Ops::MULACC;
+  if (is_narrow_int(dt) && dt.count == 1 && may_leave_range) e = "((" + type_name(dt) + ")" + e + ")";
+  return e;
+}
+
+std::string CStyleRenderer::render_cast(DType to, DType from, const std::string& x, Prelude& pre) const {
+  if (to == from) return x;
+  if (to.count > 1 || from.count > 1) throw Error("render: vector CAST " + from.repr() + " -> " + to.repr());
+  if (from.is_float() && to.is_int()) {
+    // C leaves float->int out of range undefined; exec_alu gives 0 for NaN/inf and wraps the rest.
+    pre.need("tg_ftoi", [&] {
+      return helper_qualifier() + " long long tg_ftoi(double x) {\n"
+             "  if (!(x > -0x1p64 && x < 0x1p64)) return 0;\n"
+             "  double t = __builtin_trunc(x);\n"
+             "  if (t >= 0x1p63) return (long long)(unsigned long long)t;\n"
+             "  if (t < -0x1p63) return (long long)(0ull - (unsigned long long)(-t));\n"
+             "  return (long long)t;\n"
+             "}";
+    });
+    return "((" + type_name(to) + ")tg_ftoi(" + x + "))";
+  }
+  return "((" + type_name(to) + ")(" + x + "))";
+}
+
+std::string CStyleRenderer::render_bitcast(DType to, DType from, const std::string& x, Prelude& pre) const {
+  if (to.itemsize() != from.itemsize())
+    throw Error("render: BITCAST between sizes (" + from.repr() + " -> " + to.repr() + ")");
+  // Reading another member of a union is the one type pun C defines.
+  return "(((union { " + type_name(from) + " from; " + type_name(to) + " to; }){.from = " + x + "}).to)";
+}
+
+// ---- memory and vectors ----
+
+std::string CStyleRenderer::render_load(const std::string& buf, const std::string& idx, DType dt,
+                                        Prelude& pre) const {
+  if (dt.count > 1) return "(*((" + type_name(dt) + "*)(" + buf + "+" + idx + ")))";
+  return buf + "[" + idx + "]";
+}
+
+std::string CStyleRenderer::render_store(const std::string& buf, const std::string& idx, const std::string& value,
+                                         DType dt, Prelude& pre) const {
+  if (dt.count > 1) return "*((" + type_name(dt) + "*)(" + buf + "+" + idx + ")) = " + value + ";";
+  return buf + "[" + idx + "] = " + value + ";";
+}
+
+std::string CStyleRenderer::render_vectorize(DType dt, const std::vector<std::string>& elems, Prelude& pre) const {
+  std::string s = "((" + type_name(dt) + "){";
+  for (size_t i = 0; i < elems.size(); i++) s += (i ? "," : "") + elems[i];
+  return s + "})";
+}
+
+std::string CStyleRenderer::render_gep(const std::string& vec, int64_t i) const {
+  return vec + "[" + std::to_string(i) + "]";
+}
+
+std::string CStyleRenderer::render_special(const NamedRange& r) const {
+  throw Error("render: SPECIAL " + r.name + " (a GPU launch index) on " + device() + ", which has no launch grid");
+}
+
+std::string CStyleRenderer::render_barrier() const {
+  throw Error("render: BARRIER on " + device() + ", which has no workgroups");
+}
+
+// ---- the function ----
+
+std::string CStyleRenderer::param_decl(const Param& p) const {
+  if (!p.is_buffer) return type_name(p.dtype) + " " + p.name;
+  return std::string(p.written ? "" : "const ") + buffer_type_name(p.dtype.base().scalar_type()) + "* restrict " +
+         p.name;
+}
+
+std::string CStyleRenderer::kernel_signature(const std::string& name, const std::vector<Param>& params) const {
+  std::string s = "void " + name + "(";
+  for (size_t i = 0; i < params.size(); i++) s += (i ? ", " : "") + param_decl(params[i]);
+  return s + ")";
+}
+
+std::string CStyleRenderer::prefix(const Prelude& pre) const {
+  std::string s;
+  for (auto& [name, def] : pre.helpers) s += def + "\n";
+  return s;
+}
+
+// ---- the walker ----
+
+std::string CStyleRenderer::render(const std::string& name, const std::vector<UOpPtr>& uops) const {
+  if (!is_identifier(name)) throw Error("render: kernel name '" + name + "' is not a C identifier");
+  const size_t n = uops.size();
+  std::unordered_map<const UOp*, size_t> pos;
+  for (size_t i = 0; i < n; i++) {
+    const UOp* u = uops[i].get();
+    if (!u) throw Error("render " + name + ": null node at " + std::to_string(i));
+    for (auto& s : u->src)
+      if (!pos.count(s.get()))
+        throw Error("render " + name + ": node " + std::to_string(i) + " (" + op_name(u->op) +
+                    ") uses a source that does not come before it in the list");
+    if (!pos.emplace(u, i).second) throw Error("render " + name + ": node " + std::to_string(i) + " listed twice");
+  }
+  auto where = [&](size_t i) {
+    return "render " + name + ": node " + std::to_string(i) + " (" + op_name(uops[i]->op) + ")";
+  };
+
+  // Uses (weighted by how often the user's spelling repeats the operand), the last user, and loop depth.
+  std::vector<int> uses(n, 0);
+  std::vector<size_t> user(n, 0);
+  std::vector<int> depth(n, 0);
+  int d = 0;
+  for (size_t i = 0; i < n; i++) {
+    const UOp& u = *uops[i];
+    if (u.op == Ops::ENDRANGE || u.op == Ops::ENDIF) d--;
+    depth[i] = d;
+    if (u.op == Ops::RANGE || u.op == Ops::IF) d++;
+    for (size_t k = 0; k < u.src.size(); k++) {
+      size_t s = pos.at(u.src[k].get());
+      uses[s] += operand_uses(u, k);
+      user[s] = i;
+    }
+  }
+
+  // Which nodes print inside their user. Pure expressions used once qualify, unless moving them would read
+  // an accumulator at a different moment: when an ASSIGN to it lies between, or the user sits in a deeper
+  // loop (then it would see later iterations' values).
+  auto is_expr = [](Ops op) {
+    return is_alu(op) || op == Ops::CAST || op == Ops::BITCAST || op == Ops::VECTORIZE || op == Ops::GEP;
+  };
+  std::vector<char> inlined(n, 0);
+  std::vector<std::unordered_set<const UOp*>> reads_acc(n);  // accumulators read by the expression text
+  auto acc_of = [&](const UOp* u) {
+    while (u->op == Ops::ASSIGN) u = u->src.at(0).get();
+    return u;
+  };
+  std::unordered_map<const UOp*, std::vector<size_t>> assigns;  // acc -> positions of ASSIGNs to it
+  for (size_t i = 0; i < n; i++)
+    if (uops[i]->op == Ops::ASSIGN) assigns[acc_of(uops[i]->src.at(0).get())].push_back(i);
+  for (size_t i = 0; i < n; i++) {
+    const UOp& u = *uops[i];
+    if (!is_expr(u.op)) continue;
+    for (auto& s : u.src) {
+      size_t si = pos.at(s.get());
+      if (s->op == Ops::DEFINE_ACC || s->op == Ops::ASSIGN) reads_acc[i].insert(acc_of(s.get()));
+      if (inlined[si]) reads_acc[i].insert(reads_acc[si].begin(), reads_acc[si].end());
+    }
+    if (uses[i] != 1) continue;
+    bool ok = true;
+    for (const UOp* acc : reads_acc[i]) {
+      if (depth[user[i]] != depth[i]) ok = false;
+      for (size_t k : assigns[acc])
+        if (k > i && k < user[i]) ok = false;
+    }
+    inlined[i] = ok;
+  }
+
+  // Parameters: buffers by position, then variables in order of appearance.
+  Prelude pre;
+  std::vector<Param> bufs, vars;
+  std::unordered_set<const UOp*> written;
+  for (auto& u : uops) {
+    if (u->op == Ops::STORE) written.insert(u->src.at(0).get());
+    DType dt = u->dtype;
+    if (dt.count > 1 && !dt.ptr) {
+      bool seen = false;
+      for (auto& v : pre.vector_types) seen |= v == dt;
+      if (!seen) pre.vector_types.push_back(dt);
+    }
+    if (dt.scalar == Scalar::Float16) pre.half = true;
+    if (dt.scalar == Scalar::BFloat16) pre.bf16 = true;
+  }
+
+  std::vector<std::string> r(n);  // each node's expression or variable name
+  std::map<std::string, int> counters;
+  auto fresh = [&](const std::string& prefix) { return prefix + std::to_string(counters[prefix]++); };
+  std::string body;
+  int indent = 1;
+  auto line = [&](const std::string& s) { body += std::string(size_t(2 * indent), ' ') + s + "\n"; };
+  auto src = [&](const UOp& u, size_t k) -> const std::string& { return r[pos.at(u.src.at(k).get())]; };
+
+  for (size_t i = 0; i < n; i++) {
+    const UOp& u = *uops[i];
+    switch (u.op) {
+      case Ops::DEFINE_GLOBAL: {
+        if (!u.dtype.ptr) throw Error(where(i) + ": a buffer parameter needs a pointer dtype, got " + u.dtype.repr());
+        int64_t idx = u.get<int64_t>();
+        r[i] = "data" + std::to_string(idx);
+        if (idx < 0) throw Error(where(i) + ": negative parameter position");
+        if (size_t(idx) >= bufs.size()) bufs.resize(size_t(idx) + 1);
+        if (!bufs[size_t(idx)].name.empty()) throw Error(where(i) + ": two buffers at position " + std::to_string(idx));
+        bufs[size_t(idx)] = Param{r[i], u.dtype, true, written.count(&u) > 0};
+        break;
+      }
+      case Ops::DEFINE_VAR: {
+        const auto& nr = u.get<NamedRange>();
+        if (!is_identifier(nr.name)) throw Error(where(i) + ": variable name '" + nr.name + "' is not a C identifier");
+        r[i] = nr.name;
+        vars.push_back(Param{r[i], u.dtype, false, false});
+        break;
+      }
+      case Ops::CONST: r[i] = render_const(u, pre); break;
+      case Ops::SPECIAL: {
+        r[i] = u.get<NamedRange>().name;
+        line(type_name(u.dtype) + " " + r[i] + " = " + render_special(u.get<NamedRange>()) + ";");
+        break;
+      }
+      case Ops::RANGE: {
+        r[i] = fresh("ridx");
+        line("for (" + type_name(u.dtype) + " " + r[i] + " = " + strip_parens(src(u, 0)) + "; " + r[i] + " < " +
+             strip_parens(src(u, 1)) + "; " + r[i] + "++) {");
+        indent++;
+        break;
+      }
+      case Ops::IF:
+        line("if (" + strip_parens(src(u, 0)) + ") {");
+        indent++;
+        break;
+      case Ops::ENDRANGE: case Ops::ENDIF:
+        if (--indent < 1) throw Error(where(i) + ": closes a block that is not open");
+        line("}");
+        break;
+      case Ops::BARRIER: line(render_barrier()); break;
+      case Ops::DEFINE_ACC:
+        r[i] = fresh("acc");
+        line(type_name(u.dtype) + " " + r[i] + " = " + strip_parens(src(u, 0)) + ";");
+        break;
+      case Ops::ASSIGN:
+        r[i] = src(u, 0);
+        line(r[i] + " = " + src(u, 1) + ";");
+        break;
+      case Ops::LOAD: {
+        std::string e = render_load(src(u, 0), strip_parens(src(u, 1)), u.dtype, pre);
+        if (u.src.size() == 4) e = "(" + src(u, 2) + "?" + e + ":" + src(u, 3) + ")";
+        else if (u.src.size() != 2) throw Error(where(i) + ": LOAD takes (buf, idx) or (buf, idx, gate, alt)");
+        r[i] = fresh("val");
+        line(type_name(u.dtype) + " " + r[i] + " = " + e + ";");
+        break;
+      }
+      case Ops::STORE: {
+        if (u.src.size() != 3 && u.src.size() != 4)
+          throw Error(where(i) + ": STORE takes (buf, idx, value) or (buf, idx, value, gate)");
+        std::string st = render_store(src(u, 0), strip_parens(src(u, 1)), src(u, 2), u.src[2]->dtype, pre);
+        line(u.src.size() == 4 ? "if (" + strip_parens(src(u, 3)) + ") { " + st + " }" : st);
+        break;
+      }
+      default: {
+        if (!is_expr(u.op)) throw Error(where(i) + ": not a node kind of a linearized program");
+        std::vector<std::string> a;
+        for (size_t k = 0; k < u.src.size(); k++) a.push_back(src(u, k));
+        std::string e;
+        if (u.op == Ops::CAST) e = render_cast(u.dtype, u.src.at(0)->dtype, a.at(0), pre);
+        else if (u.op == Ops::BITCAST) e = render_bitcast(u.dtype, u.src.at(0)->dtype, a.at(0), pre);
+        else if (u.op == Ops::VECTORIZE) e = render_vectorize(u.dtype, a, pre);
+        else if (u.op == Ops::GEP) e = render_gep(a.at(0), u.get<int64_t>());
+        else e = render_alu(u, a, pre);
+        if (inlined[i] || uses[i] == 0) {  // an unused pure value needs no statement
+          r[i] = e;
+          break;
+        }
+        bool is_cast = u.op == Ops::CAST || u.op == Ops::BITCAST || u.op == Ops::VECTORIZE;
+        r[i] = fresh(is_cast ? "cast" : u.op == Ops::GEP ? "gep" : "alu");
+        line(type_name(u.dtype) + " " + r[i] + " = " + e + ";");
+      }
+    }
+  }
+  if (indent != 1) throw Error("render " + name + ": " + std::to_string(indent - 1) + " block(s) left open at the end");
+  for (size_t k = 0; k < bufs.size(); k++)
+    if (bufs[k].name.empty()) throw Error("render " + name + ": no buffer at parameter position " + std::to_string(k));
+  std::vector<Param> params = bufs;
+  params.insert(params.end(), vars.begin(), vars.end());
+  return prefix(pre) + kernel_signature(name, params) + " {\n" + body + "}\n" + epilogue(name, params);
+}
+
+}  // namespace tg

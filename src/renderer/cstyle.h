@@ -1,0 +1,104 @@
+#pragma once
+// CStyleRenderer: the part of every C-like backend (C for the CPU, later CUDA and OpenCL) that is the
+// same: it walks the linearized kernel (codegen/program.h) and prints one statement per node, inlining
+// pure single-use expressions into their user. What differs between backends is behind the virtual hooks
+// below: type names, constants, the op spellings table, loads/stores, vector syntax, GPU indices, the
+// kernel signature and the helpers a kernel needs ahead of it.
+//
+// Names follow tinygrad: buffers data0.., loops ridx0.., accumulators acc0.., loads val0.., other values
+// alu0.. / cast0.. / gep0.. (one counter per prefix, in order of appearance).
+#include <array>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "renderer/renderer.h"
+
+namespace tg {
+
+class CStyleRenderer : public Renderer {
+ public:
+  std::string render(const std::string& name, const std::vector<UOpPtr>& uops) const override;
+  bool supports(Ops op) const override;
+
+  // A kernel parameter: a buffer (DEFINE_GLOBAL) or an integer variable (DEFINE_VAR).
+  struct Param {
+    std::string name;
+    DType dtype;          // the pointer dtype for buffers
+    bool is_buffer;
+    bool written;         // some STORE writes the buffer (else it is only loaded: `const`)
+  };
+
+  // What the kernel needs ahead of its function, collected while its body is rendered.
+  struct Prelude {
+    std::vector<std::pair<std::string, std::string>> helpers;  // (name, definition), in first-use order
+    std::vector<DType> vector_types;                           // vector dtypes that appear
+    bool inf = false, nan = false;                             // INFINITY / NAN are used
+    bool half = false, bf16 = false;                           // float16 / bfloat16 values appear
+    // Adds a helper once; `definition` is only built when the helper is new.
+    void need(const std::string& name, const std::function<std::string()>& definition);
+  };
+
+ protected:
+  CStyleRenderer();
+
+  // ---- types and constants ----
+  // The type of a value of `dt` (in registers): "float", "unsigned char", "float4" ...
+  virtual std::string type_name(DType dt) const;
+  // The element type of a buffer of `dt` (the pointee of a DEFINE_GLOBAL).
+  virtual std::string buffer_type_name(DType dt) const { return type_name(dt); }
+  // A CONST node, as an expression of its dtype.
+  virtual std::string render_const(const UOp& u, Prelude& pre) const;
+  // A float constant of dtype dt (finite, inf or NaN), exact: printed with enough digits to round-trip.
+  virtual std::string float_literal(double v, DType dt, Prelude& pre) const;
+  // How helper functions are declared ("static inline" in C, "__device__ inline" in CUDA).
+  virtual std::string helper_qualifier() const { return "static inline"; }
+
+  // ---- ops ----
+  // An ALU op on rendered operands. The default looks the op up in code_for_op_, routes integer IDIV/MOD
+  // and shifts with a non-constant right side through helpers that never trap (exec_alu's semantics) and
+  // wraps results of narrow integer types back into their range.
+  virtual std::string render_alu(const UOp& u, const std::vector<std::string>& operands, Prelude& pre) const;
+  virtual std::string render_cast(DType to, DType from, const std::string& x, Prelude& pre) const;
+  virtual std::string render_bitcast(DType to, DType from, const std::string& x, Prelude& pre) const;
+  // How many times operand i appears in the op's spelling: an operand that appears twice is given a
+  // variable rather than inlined, so nested ops cannot blow up the source exponentially.
+  virtual int operand_uses(const UOp& u, size_t i) const;
+
+  // ---- memory ----
+  // The expression that reads buf[idx] as a value of dt (dt.count > 1: a vector load).
+  virtual std::string render_load(const std::string& buf, const std::string& idx, DType dt, Prelude& pre) const;
+  // The statement that writes value (of dt) to buf[idx], without the trailing newline.
+  virtual std::string render_store(const std::string& buf, const std::string& idx, const std::string& value, DType dt,
+                                   Prelude& pre) const;
+
+  // ---- vectors ----
+  virtual std::string render_vectorize(DType dt, const std::vector<std::string>& elems, Prelude& pre) const;
+  virtual std::string render_gep(const std::string& vec, int64_t i) const;
+
+  // ---- GPU launch (the base has none: both throw) ----
+  virtual std::string render_special(const NamedRange& r) const;
+  virtual std::string render_barrier() const;
+
+  // ---- the function around the body ----
+  // "void name(float* restrict data0, const float* restrict data1, int n)" by default.
+  virtual std::string kernel_signature(const std::string& name, const std::vector<Param>& params) const;
+  virtual std::string param_decl(const Param& p) const;  // one parameter of the signature
+  // Definitions the kernel needs ahead of it (typedefs, helpers, INFINITY ...).
+  virtual std::string prefix(const Prelude& pre) const;
+  // Anything after the kernel function (the CPU's entry trampoline).
+  virtual std::string epilogue(const std::string& name, const std::vector<Param>& params) const { return ""; }
+
+  // The op spellings table: operands come rendered and parenthesized where needed; dt is the result dtype
+  // (for comparisons, the operands'). Subclasses change entries in their constructor.
+  using OpSpelling = std::function<std::string(const std::vector<std::string>& a, DType dt)>;
+  std::array<OpSpelling, kNumOps> code_for_op_{};
+
+  // Shared helpers for subclasses.
+  static std::string strip_parens(const std::string& s);  // "(a+b)" -> "a+b", "(a)+(b)" unchanged
+  static bool is_narrow_int(DType dt);                    // bool, 8- and 16-bit ints: C computes them as int
+  std::string math_fn(const char* base, DType dt) const;  // "__builtin_exp2f" / "__builtin_exp2"
+};
+
+}  // namespace tg
