@@ -65,6 +65,29 @@ class AstBuilder {
     return out;
   }
 
+  // The kernel's iteration shape: the root's shape, unless a reduce is reached through elementwise ops and
+  // reshapes only; then the reduce's output shape (1s at the reduced axes), so its loops nest directly.
+  Shape iteration_shape() const {
+    std::vector<const UOp*> stack{root_};
+    std::unordered_set<const UOp*> seen{root_};
+    while (!stack.empty()) {
+      const UOp* u = stack.back();
+      stack.pop_back();
+      if (u != root_ && is_input(u)) continue;
+      if (u->op == Ops::REDUCE_AXIS) return u->shape;
+      bool through = is_alu(u->op) || u->op == Ops::CAST || u->op == Ops::BITCAST || u->op == Ops::CONTIGUOUS ||
+                     u->op == Ops::DETACH;
+      if (u->op == Ops::VIEW) {
+        const ShapeTracker& st = u->get<ShapeTracker>();
+        through = st.contiguous() && st.size() == prod(u->src[0]->shape);
+      }
+      if (!through) continue;
+      for (auto& s : u->src)
+        if (seen.insert(s.get()).second) stack.push_back(s.get());
+    }
+    return root_->shape;
+  }
+
   std::vector<const UOp*> inputs;  // realized nodes / BUFFERs loaded, DEFINE_GLOBAL 1.. in order
 
  private:
@@ -206,7 +229,7 @@ class Scheduler {
     if (u->op == Ops::COPY) return {u->ptr(), {base_of(u->src[1].get())}};
     AstBuilder b(u, realize_);
     UOpPtr value;
-    ShapeTracker out_st = ShapeTracker::from_shape(u->shape);
+    ShapeTracker out_st = ShapeTracker::from_shape(u->op == Ops::ASSIGN ? u->shape : b.iteration_shape());
     if (u->op == Ops::ASSIGN) {
       // ASSIGN(target view of a buffer, value): store the value through the target's view.
       const UOp* target = u->src[0].get();

@@ -212,3 +212,19 @@ TEST(TensorErrors, BadInputThrowsWithShapes) {
   m = msg([] { (void)Tensor::ones({2, 3}).shrink({{0, 3}, {0, 3}}); });
   EXPECT_NE(m.find("shrink"), std::string::npos) << m;
 }
+
+TEST(Tensor, ElementwiseAfterReduceFusesThroughReshape) {
+  Tensor a(random_floats(12, 9), {3, 4});
+  a.realize();
+  int64_t before = tg::GlobalCounters::kernel_count;
+  Tensor m = a.sum(1) * 2.0f + 1.0f;  // sum drops the axis (a reshape), then elementwise
+  m.realize();
+  EXPECT_EQ(tg::GlobalCounters::kernel_count - before, 1);
+  before = tg::GlobalCounters::kernel_count;
+  float mean = a.mean().item<float>();
+  EXPECT_EQ(tg::GlobalCounters::kernel_count - before, 1);
+  auto v = a.tolist<float>();
+  double ref = 0;
+  for (float x : v) ref += x;
+  EXPECT_NEAR(mean, ref / 12, 1e-5);
+}
