@@ -72,9 +72,10 @@ bool Captures::set(std::string_view name, const UOpPtr& u) {
 
 // ---- matching ----
 namespace {
-bool match_sources(const std::vector<UPat>& pats, const std::vector<UOpPtr>& src, size_t first, Captures& caps) {
+// Captures keep views of the pattern's names, so patterns are matched in place, never copied.
+bool match_sources(const std::vector<UPat>& pats, const std::vector<UOpPtr>& src, bool swapped, Captures& caps) {
   for (size_t i = 0; i < pats.size(); i++)
-    if (!upat_match(pats[i], src[first + i], caps)) return false;
+    if (!upat_match(pats[swapped ? pats.size() - 1 - i : i], src[i], caps)) return false;
   return true;
 }
 }  // namespace
@@ -94,12 +95,9 @@ bool upat_match(const UPat& p, const UOpPtr& u, Captures& caps) {
     return false;
   }
   size_t inner = caps.size();
-  if (match_sources(pats, u->src, 0, caps)) return true;
+  if (match_sources(pats, u->src, false, caps)) return true;
   caps.truncate(inner);
-  if (p.commutative && pats.size() == 2) {
-    std::vector<UPat> swapped{pats[1], pats[0]};
-    if (match_sources(swapped, u->src, 0, caps)) return true;
-  }
+  if (p.commutative && pats.size() == 2 && match_sources(pats, u->src, true, caps)) return true;
   caps.truncate(mark);
   return false;
 }
