@@ -20,11 +20,12 @@ void print_line(const std::string& device, const std::string& name, size_t nargs
   char count[16];
   std::snprintf(count, sizeof(count), " %4lld", static_cast<long long>(GlobalCounters::kernel_count));
   std::string pad(name.size() < 41 + (name.size() - ansilen(name)) ? 41 - ansilen(name) : 0, ' ');
-  double t = et > 0 ? et : 1e-20;
-  std::printf("%s %s arg %2zu mem %5.2f GB tm %9.2fus/%9.2fms (%9.2f GFLOPS %6.1f|%-7.1f GB/s)\n",
-              colored(head + count, "green").c_str(), (name + pad).c_str(), nargs,
-              double(GlobalCounters::mem_used) / 1e9, et * 1e6, GlobalCounters::time_sum_s * 1e3,
-              double(ops) / (t * 1e9), double(mem) / (t * 1e9), double(mem) / (t * 1e9));
+  std::printf("%s %s arg %2zu mem %5.2f GB", colored(head + count, "green").c_str(), (name + pad).c_str(), nargs,
+              double(GlobalCounters::mem_used) / 1e9);
+  if (et > 0)  // devices that do not run (NULL) have no time to show
+    std::printf(" tm %9.2fus/%9.2fms (%9.2f GFLOPS %6.1f|%-7.1f GB/s)", et * 1e6, GlobalCounters::time_sum_s * 1e3,
+                double(ops) / (et * 1e9), double(mem) / (et * 1e9), double(mem) / (et * 1e9));
+  std::printf("\n");
   std::fflush(stdout);
 }
 

@@ -87,7 +87,7 @@ bool neg_zero(M m) { return is_const(m["c"], 0) && std::signbit(m["c"]->const_va
 UOpPtr x_(M m) { return m["x"]; }
 UOpPtr x_unless_float(M m) { return xdt(m).is_float() ? nullptr : m["x"]; }
 UOpPtr x_if_bool(M m) { return xdt(m).is_bool() ? m["x"] : nullptr; }
-UOpPtr zero_unless_float(M m) { return xdt(m).is_float() ? nullptr : int_const(0, xdt(m)); }
+UOpPtr zero_unless_float(M m) { return int_or_bool(xdt(m)) ? int_const(0, xdt(m)) : nullptr; }
 UOpPtr zero_if_int(M m) { return int_or_bool(xdt(m)) ? int_const(0, xdt(m)) : nullptr; }
 UOpPtr false_if_int(M m) { return int_or_bool(xdt(m)) ? bool_const(false) : nullptr; }
 UOpPtr float_plus_neg_zero(M m) { return xdt(m).is_float() && neg_zero(m) ? m["x"] : nullptr; }
@@ -96,13 +96,14 @@ UOpPtr same_dtype_x(M m) { return m["u"]->dtype == xdt(m) ? m["x"] : nullptr; }
 UOpPtr where_const(M m) { return m["c"]->const_value() != 0 ? m["x"] : m["y"]; }
 UOpPtr where_bool_c(M m) { return m["u"]->dtype.is_bool() ? m["c"] : nullptr; }
 UOpPtr and_const(M m) {  // x & 0 -> 0, x & all-ones -> x
+  if (!int_or_bool(xdt(m))) return nullptr;
   int64_t v = m["c"]->const_int_value();
   if (v == 0) return int_const(0, xdt(m));
   return v == (xdt(m).is_bool() ? 1 : -1) ? m["x"] : nullptr;
 }
 UOpPtr or_const(M m) {  // x | 0 -> x, bool x | true -> true
   if (m["c"]->const_int_value() == 0) return m["x"];
-  return xdt(m).is_bool() ? bool_const(true) : nullptr;
+  return xdt(m) == dtypes::bool_ ? bool_const(true) : nullptr;
 }
 UOpPtr max_by_range(M m) {
   const UOpPtr &a = m["x"], &b = m["y"];
