@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <memory>
 #include <numeric>
+#include <unordered_map>
 
 #include "uop/exec_alu.h"
 
@@ -168,13 +170,73 @@ UOpPtr mod_in_range(Linear r, int64_t d, DType dt) {
   return build_linear(r, dt);
 }
 
+// g*Y + R < c with 0 <= R < g and g | c is Y < c/g; c < g*Y + R with g | c+1 is (c+1)/g - 1 < Y. Tries each
+// coefficient as g; `c` has the sum's constant already moved across.
+UOpPtr drop_small_terms(const Linear& l, int64_t c, bool const_left, DType dt) {
+  for (auto& cand : l.terms) {
+    int64_t g = std::abs(cand.coef), bound = const_left ? c + 1 : c;
+    if (g <= 1 || floor_mod(bound, g) != 0) continue;
+    Linear y, r;
+    for (auto& t : l.terms)
+      (t.coef % g == 0 ? y.terms.emplace_back(LinearTerm{t.x, t.coef / g}) : r.terms.emplace_back(t));
+    auto [rmin, rmax] = r.range();
+    if (r.terms.empty() || rmin < 0 || rmax >= g) continue;
+    int64_t k = floor_div(bound, g) - (const_left ? 1 : 0);
+    UOpPtr lhs = build_linear(y, dt), kc = cst(k, dt);
+    return UOp::make(Ops::CMPLT, dtypes::bool_,
+                     const_left ? std::vector<UOpPtr>{kc, lhs} : std::vector<UOpPtr>{lhs, kc});
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+namespace {
+
+// Sums already known to be canonical. Rebuilding a sum makes a fresh chain of partial sums, and the rewriter
+// visits each of them; without this every visit would linearize its whole chain again (quadratic in the
+// number of terms, per sum). Entries hold weak references, so a dead node whose address is reused misses.
+class CanonicalSums {
+ public:
+  bool has(const UOpPtr& u) const {
+    auto it = known_.find(u.get());
+    return it != known_.end() && it->second.lock() == u;
+  }
+  // Marks a canonical sum and every partial sum along its left spine (each is canonical too: a prefix of
+  // sorted, distinct terms).
+  void add(UOpPtr u) {
+    if (known_.size() >= prune_at_) prune();
+    DType dt = u->dtype;
+    while (true) {
+      known_[u.get()] = u;
+      if (u->op != Ops::ADD || u->src[0]->dtype != dt) break;
+      u = u->src[0];
+    }
+  }
+
+ private:
+  void prune() {
+    std::erase_if(known_, [](const auto& kv) { return kv.second.expired(); });
+    prune_at_ = std::max<size_t>(1 << 14, 2 * known_.size());
+  }
+  std::unordered_map<const UOp*, std::weak_ptr<const UOp>> known_;
+  size_t prune_at_ = 1 << 14;
+};
+
+CanonicalSums& canonical_sums() {
+  thread_local CanonicalSums sums;
+  return sums;
+}
+
 }  // namespace
 
 UOpPtr canonicalize_sum(const UOpPtr& u) {
+  if (canonical_sums().has(u)) return nullptr;
   auto l = linearize(u);
   if (!l) return nullptr;
-  recombine_divmod(*l, u->dtype);
+  bool recombined = recombine_divmod(*l, u->dtype);
   UOpPtr out = build_linear(*l, u->dtype);
+  if (!recombined) canonical_sums().add(out);  // recombining may leave a sum term to flatten next time
   return out == u ? nullptr : out;
 }
 
@@ -298,6 +360,8 @@ UOpPtr fold_cmp_const(Ops op, const UOpPtr& x, int64_t c, bool const_left) {
   y.c = 0;
   if (g > 1)
     for (auto& t : y.terms) t.coef /= g;
+  if (op == Ops::CMPLT)
+    if (UOpPtr folded = drop_small_terms(*l, cc, const_left, dt)) return folded;
   if (l->c == 0 && g <= 1) return nullptr;
   int64_t bound;
   if (op == Ops::CMPNE) {

@@ -147,6 +147,14 @@ TEST(Symbolic, ComparisonsByRange) {
   EXPECT_EQ(simplify(ne(x * 2, ci(5))), cb(true));
   EXPECT_EQ(simplify(ne(x + 2, ci(5))), ne(x, ci(3)));
   EXPECT_EQ(simplify(lt(x, x)), cb(false));
+  // terms whose range stays below the others' coefficient cannot move the comparison
+  auto y = var("y", 0, 3);
+  EXPECT_EQ(simplify(lt(x * 4 + y, 8)), lt(x, 2));
+  EXPECT_EQ(simplify(lt(ci(7), x * 4 + y)), lt(ci(1), x));
+  EXPECT_EQ(simplify(lt(idiv(x, 4), 2)), lt(x, 8));
+  EXPECT_EQ(simplify(lt(ci(1), idiv(x, 4))), lt(ci(7), x));
+  auto kept = lt(x * 4 + y, 9);  // y decides when x == 2
+  EXPECT_EQ(simplify(kept), kept);
 }
 
 TEST(Symbolic, WhereAndLogic) {
@@ -257,4 +265,30 @@ TEST(Symbolic, RandomIndexChainsKeepTheirValue) {
     expect_same_values(e, simplify(e), {a, b, c});
     if (HasFatalFailure()) return;
   }
+}
+
+// Long sums collapse to one term per variable, and deep chains neither recurse nor go quadratic.
+TEST(Symbolic, LongSumsCollapse) {
+  std::vector<UOpPtr> vars;
+  for (int i = 0; i < 8; i++) vars.push_back(var(("w" + std::to_string(i)).c_str(), 0, 9));
+  UOpPtr e = vars[0];
+  int64_t coef[8] = {1, 0, 0, 0, 0, 0, 0, 0}, k = 0;
+  for (int i = 0; i < 2000; i++) {
+    if (i % 3 == 0) {
+      e = e + (i % 7), k += i % 7;
+    } else {
+      e = e + vars[size_t(i % 8)] * (i % 5), coef[i % 8] += i % 5;
+    }
+  }
+  UOpPtr s = simplify(e);
+  EXPECT_LE(nodes(s), 4u * 8 + 1);  // per variable: itself, MUL, coefficient, ADD; one constant
+  UOpEvaluator ev({s}, vars);
+  std::vector<int64_t> vals{1, 2, 3, 4, 5, 6, 7, 8};
+  ev.run(vals);
+  int64_t want = k;
+  for (int i = 0; i < 8; i++) want += coef[i] * vals[size_t(i)];
+  EXPECT_EQ(ev.value(0).i, want);
+  UOpPtr deep = vars[0];
+  for (int i = 0; i < 20000; i++) deep = deep + 1;
+  EXPECT_EQ(simplify(deep), vars[0] + 20000);
 }
