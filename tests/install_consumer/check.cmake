@@ -14,7 +14,7 @@ endfunction()
 
 function(check_output how)
   message(STATUS "${how}: ${out}")
-  if(NOT out MATCHES "promote\\(int8, uint8\\) = dtypes\\.[a-z0-9]+\n")  # main.cpp checks the value
+  if(NOT out MATCHES "sum\\(1\\) = \\[20, 52, 84, 116\\]")  # and main.cpp's exit code checks the rest
     message(FATAL_ERROR "install_consumer: unexpected output from the ${how} consumer:\n${out}")
   endif()
 endfunction()
