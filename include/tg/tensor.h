@@ -9,6 +9,7 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "tg/dtype.h"
@@ -54,6 +55,21 @@ template <class T> constexpr DType dtype_of() {
   else if constexpr (std::is_same_v<T, uint64_t> || std::is_same_v<T, unsigned long long>) return dtypes::uint64;
   else static_assert(sizeof(T) == 0, "tg::dtype_of: unsupported element type");
 }
+
+class Tensor;
+
+// Indexing, tinygrad's t[1:3, None, ..., idx] written t[{tg::Slice(1, 3), tg::None, tg::Ellipsis, idx}].
+struct Slice {
+  std::optional<int64_t> start, stop;
+  int64_t step = 1;
+  Slice(std::optional<int64_t> start = std::nullopt, std::optional<int64_t> stop = std::nullopt, int64_t step = 1)
+      : start(start), stop(stop), step(step) {}
+};
+struct NoneIndex {};
+struct EllipsisIndex {};
+inline constexpr NoneIndex None{};
+inline constexpr EllipsisIndex Ellipsis{};
+struct Index;  // defined after Tensor
 
 class Tensor {
  public:
@@ -161,6 +177,174 @@ class Tensor {
   Tensor dot(const Tensor& w) const;
   Tensor matmul(const Tensor& w) const { return dot(w); }
 
+  // ---- random (src/tensor/random.cpp): counter-based threefry, the same numbers on every device ----
+  static void manual_seed(uint64_t seed);
+  static Tensor rand(const Shape& shape, TensorOptions opts = {});   // uniform [0, 1)
+  static Tensor randn(const Shape& shape, TensorOptions opts = {});  // standard normal
+  static Tensor randint(const Shape& shape, int64_t low, int64_t high, TensorOptions opts = {});  // [low, high)
+  static Tensor normal(const Shape& shape, double mean = 0, double std = 1, TensorOptions opts = {});
+  static Tensor uniform(const Shape& shape, double low = 0, double high = 1, TensorOptions opts = {});
+  static Tensor scaled_uniform(const Shape& shape, TensorOptions opts = {});
+  static Tensor glorot_uniform(const Shape& shape, TensorOptions opts = {});
+  static Tensor kaiming_uniform(const Shape& shape, double a = 0.01, TensorOptions opts = {});
+  static Tensor kaiming_normal(const Shape& shape, double a = 0.01, TensorOptions opts = {});
+  static Tensor randperm(int64_t n, TensorOptions opts = {});
+  static Tensor linspace(double start, double stop, int64_t steps, TensorOptions opts = {});
+  Tensor multinomial(int64_t num_samples = 1, bool replacement = false) const;
+  Tensor dropout(double p = 0.5) const;  // only under TRAINING=1 (tg::Tensor::training)
+  static inline bool training = false;   // tinygrad's Tensor.training; TRAINING env sets the default
+
+  // ---- more movement and indexing (src/tensor/movement_extra.cpp, src/tensor/indexing.cpp) ----
+  Tensor squeeze() const;
+  Tensor squeeze(int64_t dim) const;
+  Tensor unsqueeze(int64_t dim) const;
+  Tensor flatten(int64_t start_dim, int64_t end_dim) const;
+  Tensor unflatten(int64_t dim, const Shape& sizes) const;
+  Tensor repeat(const Shape& repeats) const;
+  static Tensor cat(const std::vector<Tensor>& tensors, int64_t dim = 0);
+  static Tensor stack(const std::vector<Tensor>& tensors, int64_t dim = 0);
+  std::vector<Tensor> split(int64_t size, int64_t dim = 0) const;
+  std::vector<Tensor> split(const std::vector<int64_t>& sizes, int64_t dim = 0) const;
+  std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;
+  // mode: "constant" (value), "reflect", "replicate", "circular".
+  Tensor pad(const PadArg& padding, const std::string& mode, ConstValue value = 0) const;
+  Tensor operator[](const std::vector<Index>& idx) const;
+  Tensor operator[](int64_t i) const;
+  Tensor gather(int64_t dim, const Tensor& index) const;
+  // reduce: "" (replace), "add" or "multiply".
+  Tensor scatter(int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce = "") const;
+  Tensor scatter(int64_t dim, const Tensor& index, ConstValue src, const std::string& reduce = "") const;
+  Tensor masked_fill(const Tensor& mask, ConstValue value) const;
+  Tensor one_hot(int64_t num_classes = -1) const;
+  Tensor tril(int64_t diagonal = 0) const;
+  Tensor triu(int64_t diagonal = 0) const;
+  Tensor roll(const std::vector<int64_t>& shifts, const std::vector<int64_t>& dims) const;
+  Tensor roll(int64_t shift, int64_t dim) const;
+
+  // ---- more elementwise (src/tensor/math.cpp, src/tensor/activations.cpp) ----
+  Tensor abs() const;
+  Tensor sign() const;
+  Tensor square() const;
+  Tensor rsqrt() const;
+  Tensor cos() const;
+  Tensor tan() const;
+  Tensor asin() const;
+  Tensor acos() const;
+  Tensor atan() const;
+  Tensor sinh() const;
+  Tensor cosh() const;
+  Tensor asinh() const;
+  Tensor acosh() const;
+  Tensor atanh() const;
+  Tensor erf() const;
+  Tensor floor() const;
+  Tensor ceil() const;
+  Tensor round() const;  // half to even, as tinygrad and torch
+  Tensor isnan() const;
+  Tensor isinf(bool detect_positive = true, bool detect_negative = true) const;
+  Tensor pow(const Tensor& exponent) const;
+  Tensor pow(ConstValue exponent) const;
+  Tensor mod(const Tensor& y) const;  // Python semantics: the sign of the divisor
+  Tensor idiv(const Tensor& y) const;  // integer division, truncating toward zero (tinygrad's idiv)
+  Tensor clamp(std::optional<double> min_ = std::nullopt, std::optional<double> max_ = std::nullopt) const;
+  Tensor clip(std::optional<double> min_ = std::nullopt, std::optional<double> max_ = std::nullopt) const;
+  Tensor lerp(const Tensor& end, const Tensor& weight) const;
+  Tensor lerp(const Tensor& end, ConstValue weight) const;
+  Tensor bitwise_and(const Tensor& y) const;
+  Tensor bitwise_or(const Tensor& y) const;
+  Tensor bitwise_xor(const Tensor& y) const;
+  Tensor bitwise_not() const;
+  Tensor lshift(int64_t bits) const;
+  Tensor rshift(int64_t bits) const;
+  Tensor sigmoid() const;
+  Tensor tanh() const;
+  Tensor gelu() const;
+  Tensor quick_gelu() const;
+  Tensor silu() const;
+  Tensor swish() const { return silu(); }
+  Tensor elu(double alpha = 1.0) const;
+  Tensor celu(double alpha = 1.0) const;
+  Tensor selu() const;
+  Tensor leaky_relu(double neg_slope = 0.01) const;
+  Tensor softplus(double beta = 1.0) const;
+  Tensor mish() const;
+  Tensor hardswish() const;
+  Tensor hardsigmoid() const;
+  Tensor hardtanh(double min_val = -1, double max_val = 1) const;
+  Tensor relu6() const;
+  Tensor softsign() const;
+  Tensor logsigmoid() const;
+
+  // ---- more reductions (src/tensor/reduce_extra.cpp, src/tensor/sort.cpp) ----
+  Tensor prod() const;
+  Tensor prod(int64_t axis, bool keepdim = false) const;
+  Tensor any() const;
+  Tensor any(int64_t axis, bool keepdim = false) const;
+  Tensor all() const;
+  Tensor all(int64_t axis, bool keepdim = false) const;
+  Tensor var(std::optional<int64_t> axis = std::nullopt, bool keepdim = false, double correction = 1) const;
+  Tensor std(std::optional<int64_t> axis = std::nullopt, bool keepdim = false, double correction = 1) const;
+  Tensor argmax(std::optional<int64_t> axis = std::nullopt, bool keepdim = false) const;
+  Tensor argmin(std::optional<int64_t> axis = std::nullopt, bool keepdim = false) const;
+  Tensor cumsum(int64_t axis = 0) const;
+  Tensor logsumexp(int64_t axis, bool keepdim = false) const;
+  Tensor softmax(int64_t axis = -1) const;
+  Tensor log_softmax(int64_t axis = -1) const;
+  std::pair<Tensor, Tensor> topk(int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true) const;
+  std::pair<Tensor, Tensor> sort(int64_t dim = -1, bool descending = false) const;
+
+  // ---- nn functional (src/tensor/nn_conv.cpp, src/tensor/nn_functional.cpp) ----
+  Tensor linear(const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt) const;  // x @ w.T + b
+  // Any number of spatial dims; padding is per spatial dim (symmetric) or, with 2*dims entries, per side.
+  Tensor conv2d(const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt, int64_t groups = 1,
+                std::vector<int64_t> stride = {1}, std::vector<int64_t> dilation = {1},
+                std::vector<int64_t> padding = {0}) const;
+  Tensor conv_transpose2d(const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt, int64_t groups = 1,
+                          std::vector<int64_t> stride = {1}, std::vector<int64_t> dilation = {1},
+                          std::vector<int64_t> padding = {0}, std::vector<int64_t> output_padding = {0}) const;
+  Tensor max_pool2d(std::vector<int64_t> kernel_size = {2, 2}, std::vector<int64_t> stride = {},
+                    std::vector<int64_t> dilation = {1}, std::vector<int64_t> padding = {0}) const;
+  Tensor avg_pool2d(std::vector<int64_t> kernel_size = {2, 2}, std::vector<int64_t> stride = {},
+                    std::vector<int64_t> dilation = {1}, std::vector<int64_t> padding = {0}) const;
+  Tensor interpolate(const Shape& size, const std::string& mode = "linear", bool align_corners = false) const;
+  Tensor layernorm(int64_t axis = -1, double eps = 1e-5) const;
+  Tensor batchnorm(const std::optional<Tensor>& weight, const std::optional<Tensor>& bias, const Tensor& mean,
+                   const Tensor& invstd, int64_t axis = 1) const;
+  Tensor scaled_dot_product_attention(const Tensor& key, const Tensor& value,
+                                      const std::optional<Tensor>& attn_mask = std::nullopt,
+                                      bool is_causal = false) const;
+  Tensor sparse_categorical_crossentropy(const Tensor& Y, int64_t ignore_index = -1,
+                                         double label_smoothing = 0.0) const;
+  Tensor cross_entropy(const Tensor& Y, double label_smoothing = 0.0) const;  // Y: class indices or probabilities
+  Tensor binary_crossentropy(const Tensor& Y) const;
+  Tensor binary_crossentropy_logits(const Tensor& Y) const;
+  static Tensor einsum(const std::string& formula, const std::vector<Tensor>& operands);
+
+  // ---- dtypes (src/tensor/dtype_ops.cpp) ----
+  Tensor bitcast(DType dtype) const;
+  Tensor half() const { return cast(dtypes::float16); }
+  Tensor float_() const { return cast(dtypes::float32); }  // tinygrad's .float(): a C++ keyword
+  Tensor double_() const { return cast(dtypes::float64); }
+  Tensor int_() const { return cast(dtypes::int32); }
+  Tensor long_() const { return cast(dtypes::int64); }
+  Tensor bool_() const { return cast(dtypes::bool_); }
+
+  // ---- autograd (src/tensor/autograd.cpp) ----
+  bool requires_grad() const;
+  Tensor& requires_grad_(bool on = true);
+  // Accumulates d(this)/d(leaf) into every leaf with requires_grad. this must be a scalar unless a
+  // gradient is given. Gradients are lazy tensors.
+  Tensor& backward(const std::optional<Tensor>& gradient = std::nullopt);
+  Tensor grad() const;          // throws tg::Error when there is none
+  bool has_grad() const;
+  void set_grad(const std::optional<Tensor>& g);  // nullopt clears it (zero_grad)
+  Tensor detach() const;
+  // Replace this tensor's value by x's (same shape and dtype; becomes an ASSIGN into its buffer).
+  Tensor& assign(const Tensor& x);
+  // d(this)/d(each target), without touching .grad (tinygrad's Tensor.gradient).
+  std::vector<Tensor> gradient(const std::vector<Tensor>& targets,
+                               const std::optional<Tensor>& gradient = std::nullopt) const;
+
   // ---- internals (for the engine and tests) ----
   explicit Tensor(std::shared_ptr<const UOp> uop, std::string device);
   const std::shared_ptr<const UOp>& uop() const;
@@ -173,6 +357,16 @@ class Tensor {
   Tensor reduce(const char* name, int op, const std::vector<int64_t>& axes, bool keepdim) const;
   void copy_out(DType as, void* out, size_t bytes) const;
   void check_item() const;
+};
+
+struct Index {
+  std::variant<int64_t, Slice, NoneIndex, EllipsisIndex, Tensor> v;
+  Index(int64_t i) : v(i) {}  // NOLINT: implicit on purpose, as in t[{1, tg::Slice(0, 2)}]
+  Index(int i) : v(int64_t(i)) {}  // NOLINT
+  Index(Slice s) : v(s) {}         // NOLINT
+  Index(NoneIndex n) : v(n) {}     // NOLINT
+  Index(EllipsisIndex e) : v(e) {}  // NOLINT
+  Index(Tensor t) : v(std::move(t)) {}  // NOLINT
 };
 
 // Operators as in tinygrad; a C++ number on either side becomes a constant of a matching dtype.

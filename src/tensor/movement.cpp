@@ -30,14 +30,14 @@ Tensor Tensor::reshape(const Shape& new_shape) const {
     }
   }
   if (infer != -1) {
-    if (known == 0 || prod(s) % known != 0)
-      throw Error("reshape: cannot reshape " + fmt_shape(s) + " (" + std::to_string(prod(s)) + " elements) to " +
+    if (known == 0 || tg::prod(s) % known != 0)
+      throw Error("reshape: cannot reshape " + fmt_shape(s) + " (" + std::to_string(tg::prod(s)) + " elements) to " +
                   fmt_shape(new_shape));
-    out[size_t(infer)] = prod(s) / known;
+    out[size_t(infer)] = tg::prod(s) / known;
   }
-  if (prod(out) != prod(s))
-    throw Error("reshape: cannot reshape " + fmt_shape(s) + " (" + std::to_string(prod(s)) + " elements) to " +
-                fmt_shape(out) + " (" + std::to_string(prod(out)) + " elements)");
+  if (tg::prod(out) != tg::prod(s))
+    throw Error("reshape: cannot reshape " + fmt_shape(s) + " (" + std::to_string(tg::prod(s)) + " elements) to " +
+                fmt_shape(out) + " (" + std::to_string(tg::prod(out)) + " elements)");
   if (out == s) return *this;
   return view(*this, tracker_of(uop()).reshape(out));
 }
@@ -142,7 +142,7 @@ Tensor Tensor::flatten(int64_t start_dim) const {
   int64_t st = normalize_axis("flatten", start_dim, s);
   Shape out(s.begin(), s.begin() + st);
   out.push_back(-1);
-  if (prod(s) == 0) {
+  if (tg::prod(s) == 0) {
     int64_t rest = 1;
     for (size_t i = size_t(st); i < s.size(); i++) rest *= s[i];
     out.back() = rest;

@@ -93,8 +93,8 @@ Tensor Tensor::empty(const Shape& shape, TensorOptions opts) {
     if (s < 0) throw Error("empty: negative dimension in shape " + fmt_shape(shape));
   DType dt = opts.dtype.value_or(dtypes::default_float());
   std::string device = canonical_device(opts.device.empty() ? default_device() : opts.device);
-  auto buf = new_buffer_uop(device, prod(shape), dt);
-  Tensor t(make_view(buf, ShapeTracker::from_shape({prod(shape)}).reshape(shape)), device);
+  auto buf = new_buffer_uop(device, tg::prod(shape), dt);
+  Tensor t(make_view(buf, ShapeTracker::from_shape({tg::prod(shape)}).reshape(shape)), device);
   t.d_->requires_grad = opts.requires_grad;
   return t;
 }
@@ -149,7 +149,7 @@ Tensor Tensor::eye(int64_t n, TensorOptions opts) {
 Shape Tensor::shape() const { return uop()->shape; }
 DType Tensor::dtype() const { return uop()->dtype; }
 const std::string& Tensor::device() const { return d_->device; }
-int64_t Tensor::numel() const { return prod(shape()); }
+int64_t Tensor::numel() const { return tg::prod(shape()); }
 
 std::string Tensor::repr() const {
   std::ostringstream os;
@@ -175,11 +175,11 @@ Tensor Tensor::contiguous() const {
   const UOpPtr& u = uop();
   if (u->op == Ops::VIEW && u->src[0]->op == Ops::BUFFER) {
     const ShapeTracker& st = u->get<ShapeTracker>();
-    if (st.contiguous() && prod(st.shape()) == u->src[0]->get<BufferArg>().size) return *this;
+    if (st.contiguous() && tg::prod(st.shape()) == u->src[0]->get<BufferArg>().size) return *this;
   }
   // A contiguous reshape of a computed node only needs that node realized: keep the reshape as a view.
   if (u->op == Ops::VIEW && u->src[0]->op != Ops::BUFFER && u->src[0]->op != Ops::CONST &&
-      u->get<ShapeTracker>().contiguous() && prod(u->shape) == prod(u->src[0]->shape)) {
+      u->get<ShapeTracker>().contiguous() && tg::prod(u->shape) == tg::prod(u->src[0]->shape)) {
     auto base = UOp::make(Ops::CONTIGUOUS, u->dtype, {u->src[0]});
     return Tensor(make_view(base, u->get<ShapeTracker>()), device());
   }

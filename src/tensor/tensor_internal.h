@@ -11,6 +11,7 @@ struct Tensor::Data {
   UOpPtr uop;
   std::string device;
   bool requires_grad = false;
+  std::shared_ptr<Data> grad;  // the accumulated gradient (a lazy tensor), or null
 };
 
 std::string fmt_shape(const Shape& s);  // "(2, 3)"
