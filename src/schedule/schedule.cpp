@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "schedule/buffer_table.h"
+#include "uop/movement.h"
 #include "tg/error.h"
 #include "uop/pattern.h"
 
@@ -34,9 +35,24 @@ std::string device_of(const UOp* root) {
   throw Error("schedule: no device found for a " + std::string(op_name(root->op)));
 }
 
-// Folds VIEW(VIEW(x)) into one VIEW, after realized nodes were swapped for views of their buffers.
+// Folds movement ops into VIEWs (a base, or a VIEW of a base, under each), and VIEW(VIEW(x)) into one VIEW
+// after realized nodes were swapped for views of their buffers.
+UOpPtr fold_movement(const Captures& m, void*) {
+  const UOpPtr& mv = m["mv"];
+  const UOpPtr& x = m["x"];
+  const UOpPtr& base = x->op == Ops::VIEW ? x->src[0] : x;
+  ShapeTracker st = apply_movement(tracker_of(x), mv->op, mv->get<std::vector<int64_t>>());
+  return make_view(base, st);
+}
+
 const PatternMatcher& view_folding() {
   static const PatternMatcher pm({
+      {UPat::op(Ops::RESHAPE, {UPat::var("x")}, "mv"), fold_movement},
+      {UPat::op(Ops::PERMUTE, {UPat::var("x")}, "mv"), fold_movement},
+      {UPat::op(Ops::EXPAND, {UPat::var("x")}, "mv"), fold_movement},
+      {UPat::op(Ops::PAD, {UPat::var("x")}, "mv"), fold_movement},
+      {UPat::op(Ops::SHRINK, {UPat::var("x")}, "mv"), fold_movement},
+      {UPat::op(Ops::FLIP, {UPat::var("x")}, "mv"), fold_movement},
       {UPat::op(Ops::VIEW, {UPat::op(Ops::VIEW, {UPat::var("x")}, "inner")}, "outer"),
        [](const Captures& m, void*) -> UOpPtr {
          ShapeTracker st = m["inner"]->get<ShapeTracker>() + m["outer"]->get<ShapeTracker>();

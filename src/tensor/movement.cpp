@@ -12,7 +12,15 @@ std::string fmt_pairs(const PadArg& p) {
   return r + ")";
 }
 
-Tensor view(const Tensor& t, const ShapeTracker& st) { return Tensor(make_view(t.uop(), st), t.device()); }
+Tensor movement(const Tensor& t, Ops op, std::vector<int64_t> arg) {
+  return Tensor(movement_uop(op, t.uop(), std::move(arg)), t.device());
+}
+
+std::vector<int64_t> flat_pairs(const PadArg& p) {
+  std::vector<int64_t> out;
+  for (auto& [b, e] : p) out.insert(out.end(), {b, e});
+  return out;
+}
 
 }  // namespace
 
@@ -39,7 +47,7 @@ Tensor Tensor::reshape(const Shape& new_shape) const {
     throw Error("reshape: cannot reshape " + fmt_shape(s) + " (" + std::to_string(tg::prod(s)) + " elements) to " +
                 fmt_shape(out) + " (" + std::to_string(tg::prod(out)) + " elements)");
   if (out == s) return *this;
-  return view(*this, tracker_of(uop()).reshape(out));
+  return movement(*this, Ops::RESHAPE, out);
 }
 
 Tensor Tensor::permute(const std::vector<int64_t>& order) const {
@@ -58,7 +66,7 @@ Tensor Tensor::permute(const std::vector<int64_t>& order) const {
   bool identity = true;
   for (size_t i = 0; i < axes.size(); i++) identity &= axes[i] == int64_t(i);
   if (identity) return *this;
-  return view(*this, tracker_of(uop()).permute(axes));
+  return movement(*this, Ops::PERMUTE, axes);
 }
 
 Tensor Tensor::expand(const Shape& new_shape) const {
@@ -77,7 +85,7 @@ Tensor Tensor::expand(const Shape& new_shape) const {
   }
   Tensor t = padded.size() == s.size() ? *this : reshape(padded);
   if (out == padded) return t;
-  return view(t, tracker_of(t.uop()).expand(out));
+  return movement(t, Ops::EXPAND, out);
 }
 
 Tensor Tensor::pad(const PadArg& padding) const {
@@ -93,7 +101,7 @@ Tensor Tensor::pad(const PadArg& padding) const {
     any |= b != 0 || e != 0;
   }
   if (!any) return *this;
-  return view(*this, tracker_of(uop()).pad(padding));
+  return movement(*this, Ops::PAD, flat_pairs(padding));
 }
 
 Tensor Tensor::shrink(const PadArg& bounds) const {
@@ -110,7 +118,7 @@ Tensor Tensor::shrink(const PadArg& bounds) const {
     identity &= b == 0 && e == s[i];
   }
   if (identity) return *this;
-  return view(*this, tracker_of(uop()).shrink(bounds));
+  return movement(*this, Ops::SHRINK, flat_pairs(bounds));
 }
 
 Tensor Tensor::flip(int64_t axis) const { return flip(std::vector<int64_t>{axis}); }
@@ -124,7 +132,9 @@ Tensor Tensor::flip(const std::vector<int64_t>& axes) const {
     f[size_t(n)] = true;
   }
   if (axes.empty()) return *this;
-  return view(*this, tracker_of(uop()).flip(f));
+  std::vector<int64_t> flags;
+  for (bool b : f) flags.push_back(b);
+  return movement(*this, Ops::FLIP, flags);
 }
 
 Tensor Tensor::transpose(int64_t dim0, int64_t dim1) const {

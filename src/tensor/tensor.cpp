@@ -27,18 +27,6 @@ int64_t normalize_axis(const char* op, int64_t axis, const Shape& shape) {
   return axis < 0 ? axis + std::max<int64_t>(n, 1) : axis;
 }
 
-ShapeTracker tracker_of(const UOpPtr& u) {
-  if (u->op == Ops::VIEW) return u->get<ShapeTracker>();
-  return ShapeTracker::from_shape(u->shape);
-}
-
-UOpPtr make_view(const UOpPtr& u, const ShapeTracker& st) {
-  const UOpPtr& base = u->op == Ops::VIEW ? u->src[0] : u;
-  bool keeps_view = base->op == Ops::BUFFER || base->op == Ops::CONST;
-  if (!keeps_view && st.contiguous() && st.shape() == base->shape) return base;
-  return UOp::make(Ops::VIEW, base->dtype, {base}, st);
-}
-
 UOpPtr const_uop(double value, DType dtype, const std::string& device, const Shape& shape) {
   auto dev = UOp::make(Ops::DEVICE, dtypes::void_, {}, device);
   auto c = UOp::make(Ops::CONST, dtype, {dev}, UOp::const_(dtype, value)->arg);
@@ -177,12 +165,8 @@ Tensor Tensor::contiguous() const {
     const ShapeTracker& st = u->get<ShapeTracker>();
     if (st.contiguous() && tg::prod(st.shape()) == u->src[0]->get<BufferArg>().size) return *this;
   }
-  // A contiguous reshape of a computed node only needs that node realized: keep the reshape as a view.
-  if (u->op == Ops::VIEW && u->src[0]->op != Ops::BUFFER && u->src[0]->op != Ops::CONST &&
-      u->get<ShapeTracker>().contiguous() && tg::prod(u->shape) == tg::prod(u->src[0]->shape)) {
-    auto base = UOp::make(Ops::CONTIGUOUS, u->dtype, {u->src[0]});
-    return Tensor(make_view(base, u->get<ShapeTracker>()), device());
-  }
+  // A reshape only needs its source realized: keep the reshape on top (a view of the result).
+  if (u->op == Ops::RESHAPE) return Tensor(u->src[0], device()).contiguous().reshape(u->shape);
   return Tensor(UOp::make(Ops::CONTIGUOUS, u->dtype, {u}), device());
 }
 

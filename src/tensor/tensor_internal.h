@@ -3,6 +3,7 @@
 #include <string>
 
 #include "tg/tensor.h"
+#include "uop/movement.h"
 #include "uop/uop.h"
 
 namespace tg {
@@ -17,10 +18,6 @@ struct Tensor::Data {
 std::string fmt_shape(const Shape& s);  // "(2, 3)"
 // Normalize a possibly negative axis; throws "<op>: axis A is out of range for shape S".
 int64_t normalize_axis(const char* op, int64_t axis, const Shape& shape);
-// A view of `u` through `st`: folds into an existing VIEW, drops identity views of computed nodes.
-UOpPtr make_view(const UOpPtr& u, const ShapeTracker& st);
-// The ShapeTracker currently applied to a node (identity for non-VIEW nodes).
-ShapeTracker tracker_of(const UOpPtr& u);
 // A CONST of `dtype` on `device`, viewed (broadcast) to `shape`.
 UOpPtr const_uop(double value, DType dtype, const std::string& device, const Shape& shape);
 

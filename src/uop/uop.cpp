@@ -75,6 +75,20 @@ Shape infer_shape(Ops op, const std::vector<UOpPtr>& src, const Arg& arg) {
     }
     case Ops::CONST: case Ops::DEVICE: case Ops::SINK: return {};
     case Ops::COPY: return src.at(1)->shape;  // COPY(DEVICE target, value)
+    // Movement ops (tensor graph): the arg says how; PAD and SHRINK args are flattened (begin, end) pairs.
+    case Ops::RESHAPE: case Ops::EXPAND: return std::get<std::vector<int64_t>>(arg);
+    case Ops::PERMUTE: {
+      Shape s;
+      for (int64_t a : std::get<std::vector<int64_t>>(arg)) s.push_back(src.at(0)->shape.at(size_t(a)));
+      return s;
+    }
+    case Ops::PAD: case Ops::SHRINK: {
+      Shape s = src.at(0)->shape;
+      const auto& a = std::get<std::vector<int64_t>>(arg);
+      for (size_t i = 0; i < s.size(); i++)
+        s[i] = op == Ops::PAD ? s[i] + a.at(2 * i) + a.at(2 * i + 1) : a.at(2 * i + 1) - a.at(2 * i);
+      return s;
+    }
     default:
       if (op == Ops::WHERE && src.size() == 3) return src[1]->shape;
       return src.empty() ? Shape{} : src[0]->shape;
