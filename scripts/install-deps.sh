@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what building and testing tinygrad.cpp needs, from the system's packages (apt-get, Debian/Ubuntu):
-# cmake >= 3.25, a C++20 compiler, make, GoogleTest and pkg-config. Installs nothing when all are present;
+# cmake >= 3.25, a C++20 compiler, make, GoogleTest, pkg-config and zlib. Installs nothing when all are present;
 # uses sudo only when not root. run-main.sh and run-tests.sh call it first.
+# --with-data also installs the data the main job trains on: Debian's dataset-fashion-mnist (the idx .gz
+# files under /usr/share/datasets/fashion-mnist).
 set -euo pipefail
 
 have() { command -v "$1" >/dev/null 2>&1; }
@@ -19,6 +21,10 @@ have cc || have gcc || have clang || need+=(gcc)  # the CPU device compiles its 
 have make || need+=(make)
 have pkg-config || need+=(pkg-config)
 [ -f /usr/include/gtest/gtest.h ] || [ -f /usr/local/include/gtest/gtest.h ] || need+=(libgtest-dev)
+[ -f /usr/include/zlib.h ] || need+=(zlib1g-dev)
+if [ "${1:-}" = --with-data ]; then
+  [ -f /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ] || need+=(dataset-fashion-mnist)
+fi
 [ ${#need[@]} -eq 0 ] && exit 0
 
 if ! have apt-get; then

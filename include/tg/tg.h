@@ -4,4 +4,6 @@
 #include "tg/counters.h"
 #include "tg/dtype.h"
 #include "tg/error.h"
+#include "tg/nn.h"
+#include "tg/progress.h"
 #include "tg/tensor.h"

@@ -1,11 +1,11 @@
-// Kernel setup: collect the views, move reduce dims last, merge dims that are contiguous in every view.
+// Kernel setup (views, reduce dims last, merged dims), the opts that reshape it, and its name.
 #include "codegen/kernel.h"
 
 #include <algorithm>
+#include <numeric>
 #include <unordered_map>
 
 #include "helpers/debug.h"
-#include "tg/error.h"
 
 namespace tg {
 
@@ -15,6 +15,26 @@ std::string Opt::repr() const {
   return std::string("Opt(op=OptOps.") + names[int(op)] + ", axis=" + std::to_string(axis) +
          ", amount=" + std::to_string(amount) + ")";
 }
+
+int host_vector_floats() {
+#if defined(__x86_64__) || defined(__i386__)
+  static const int w = __builtin_cpu_supports("avx512f") ? 16 : __builtin_cpu_supports("avx") ? 8 : 4;
+  return w;
+#else
+  return 4;
+#endif
+}
+
+namespace {
+int rank(AxisKind k) {
+  switch (k) {
+    case AxisKind::THREAD: return 0;
+    case AxisKind::LOOP: return 1;
+    case AxisKind::REDUCE: return 2;
+    default: return 3;  // UNROLL and UPCAST share the upcast region, in the order they were made
+  }
+}
+}  // namespace
 
 Kernel::Kernel(const UOpPtr& ast, const Renderer& renderer) : ast_(ast), renderer_(renderer) {
   for (const UOp* u : toposort(ast)) {
@@ -28,6 +48,11 @@ Kernel::Kernel(const UOpPtr& ast, const Renderer& renderer) : ast_(ast), rendere
   const UOp* out_view = ast->src.at(0)->src.at(1).get();
   std::stable_partition(views_.begin(), views_.end(), [&](const UOp* v) { return v == out_view; });
   for (const UOp* v : views_) sts_.push_back(v->get<ShapeTracker>());
+  is_load_.assign(views_.size(), false);
+  for (const UOp* u : toposort(ast))
+    if (u->op == Ops::LOAD)
+      for (size_t i = 0; i < views_.size(); i++)
+        if (views_[i] == u->src.at(1).get()) is_load_[i] = true;
   // The full shape is the largest per dim (loads before the reduce have the reduce dims' sizes).
   full_shape_ = sts_[0].shape();
   for (auto& st : sts_) {
@@ -35,9 +60,27 @@ Kernel::Kernel(const UOpPtr& ast, const Renderer& renderer) : ast_(ast), rendere
     for (size_t d = 0; d < full_shape_.size(); d++)
       if (st.shape()[d] != full_shape_[d] && full_shape_[d] == 1) full_shape_[d] = st.shape()[d];
   }
-  first_reduce_ = int(full_shape_.size());
+  kinds_.assign(full_shape_.size(), AxisKind::LOOP);
   permute_reduce_last();
   merge_dims();
+}
+
+int Kernel::first_reduce() const {
+  int n = 0;
+  while (n < int(kinds_.size()) && rank(kinds_[size_t(n)]) < 2) n++;
+  return n;
+}
+
+int Kernel::first_upcast() const {
+  int n = 0;
+  while (n < int(kinds_.size()) && rank(kinds_[size_t(n)]) < 3) n++;
+  return n;
+}
+
+int64_t Kernel::upcast_size() const {
+  int64_t n = 1;
+  for (size_t d = size_t(first_upcast()); d < full_shape_.size(); d++) n *= full_shape_[d];
+  return n;
 }
 
 void Kernel::permute_reduce_last() {
@@ -46,17 +89,16 @@ void Kernel::permute_reduce_last() {
   std::vector<int64_t> order;
   for (int64_t d = 0; d < int64_t(full_shape_.size()); d++)
     if (std::find(axes.begin(), axes.end(), d) == axes.end()) order.push_back(d);
-  first_reduce_ = int(order.size());
+  size_t n_out = order.size();
   for (int64_t a : axes) order.push_back(a);
   for (auto& st : sts_) st = st.permute(order);
   Shape fs;
   for (int64_t d : order) fs.push_back(full_shape_[size_t(d)]);
   full_shape_ = fs;
+  for (size_t d = 0; d < kinds_.size(); d++) kinds_[d] = d < n_out ? AxisKind::LOOP : AxisKind::REDUCE;
 }
 
-void Kernel::merge_dims() {
-  // Drop size-1 dims, then merge neighbours of the same kind (global/reduce) when every tracker can take
-  // the merge without stacking a new view.
+void Kernel::drop_ones() {
   auto shape_without = [](const Shape& s, size_t d) {
     Shape r = s;
     r.erase(r.begin() + int64_t(d));
@@ -69,11 +111,16 @@ void Kernel::merge_dims() {
     }
     for (auto& st : sts_) st = st.reshape(shape_without(st.shape(), d));
     full_shape_.erase(full_shape_.begin() + int64_t(d));
-    if (int(d) < first_reduce_) first_reduce_--;
+    kinds_.erase(kinds_.begin() + int64_t(d));
   }
+}
+
+void Kernel::merge_dims() {
+  // Drop size-1 dims, then merge neighbours of the same kind when every tracker can take the merge
+  // without stacking a new view.
+  drop_ones();
   for (size_t d = 0; d + 1 < full_shape_.size();) {
-    bool same_kind = (int(d) < first_reduce_) == (int(d + 1) < first_reduce_);
-    bool ok = same_kind;
+    bool ok = kinds_[d] == kinds_[d + 1];
     std::vector<ShapeTracker> merged;
     for (auto& st : sts_) {
       if (!ok) break;
@@ -92,19 +139,249 @@ void Kernel::merge_dims() {
     sts_ = merged;
     full_shape_[d] *= full_shape_[d + 1];
     full_shape_.erase(full_shape_.begin() + int64_t(d) + 1);
-    if (int(d) + 1 < first_reduce_) first_reduce_--;
+    kinds_.erase(kinds_.begin() + int64_t(d) + 1);
   }
 }
 
+void Kernel::shift_to(int d, int64_t amount, bool top, AxisKind kind) {
+  const size_t ud = size_t(d);
+  const int64_t size = full_shape_[ud];
+  const int64_t outer = top ? amount : size / amount, inner = top ? size / amount : amount;
+  for (auto& st : sts_) {
+    Shape s = st.shape();
+    Shape ns(s.begin(), s.begin() + d);
+    if (s[ud] == 1) {
+      ns.push_back(1);
+      ns.push_back(1);
+    } else {
+      ns.push_back(outer);
+      ns.push_back(inner);
+    }
+    ns.insert(ns.end(), s.begin() + d + 1, s.end());
+    st = st.reshape(ns);
+  }
+  full_shape_[ud] = outer;
+  full_shape_.insert(full_shape_.begin() + d + 1, inner);
+  AxisKind old = kinds_[ud];
+  kinds_.insert(kinds_.begin() + d + 1, old);
+  const size_t moved = top ? ud : ud + 1;
+  kinds_[moved] = kind;
+  // Restore the order of kinds; the new dim goes last among its kind (first for THREAD).
+  std::vector<int64_t> order;
+  if (kind == AxisKind::THREAD) order.push_back(int64_t(moved));
+  for (int r = 0; r < 4; r++)
+    for (size_t i = 0; i < kinds_.size(); i++)
+      if (i != moved && rank(kinds_[i]) == r) order.push_back(int64_t(i));
+  if (kind != AxisKind::THREAD) {
+    // insert after the last dim of rank <= rank(kind)
+    size_t pos = 0;
+    for (size_t i = 0; i < order.size(); i++)
+      if (rank(kinds_[size_t(order[i])]) <= rank(kind)) pos = i + 1;
+    order.insert(order.begin() + int64_t(pos), int64_t(moved));
+  }
+  for (auto& st : sts_) st = st.permute(order);
+  Shape fs;
+  std::vector<AxisKind> ks;
+  for (int64_t o : order) {
+    fs.push_back(full_shape_[size_t(o)]);
+    ks.push_back(kinds_[size_t(o)]);
+  }
+  full_shape_ = fs;
+  kinds_ = ks;
+  drop_ones();
+}
+
+void Kernel::apply_opt(const Opt& opt) {
+  auto fail = [&](const std::string& why) { throw KernelOptError("apply_opt " + opt.repr() + " on " + name() + ": " + why); };
+  int d = opt.axis;
+  if (opt.op == OptOps::SWAP) {  // exchange two output loops (their order in the loop nest)
+    const int e = opt.amount;
+    if (d < 0 || e < 0 || d >= int(full_shape_.size()) || e >= int(full_shape_.size()) || d == e) fail("no such axes");
+    if (kinds_[size_t(d)] != AxisKind::LOOP || kinds_[size_t(e)] != AxisKind::LOOP) fail("SWAP needs two output loop dims");
+    std::vector<int64_t> order(full_shape_.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::swap(order[size_t(d)], order[size_t(e)]);
+    for (auto& st : sts_) st = st.permute(order);
+    std::swap(full_shape_[size_t(d)], full_shape_[size_t(e)]);
+    applied_.push_back(opt);
+    return;
+  }
+  if (opt.op == OptOps::UNROLL) d = first_reduce() + opt.axis;
+  if (d < 0 || d >= int(full_shape_.size())) fail("no such axis");
+  const int64_t size = full_shape_[size_t(d)];
+  const int64_t amount = opt.amount == 0 ? size : opt.amount;
+  if (amount < 1 || size % amount != 0) fail("amount does not divide the dim of size " + std::to_string(size));
+  switch (opt.op) {
+    case OptOps::UPCAST:
+      if (kinds_[size_t(d)] != AxisKind::LOOP) fail("UPCAST needs an output loop dim");
+      if (amount > 256 || upcast_size() * amount > 1024) fail("too much upcasting");
+      if (amount > 1) shift_to(d, amount, false, AxisKind::UPCAST);
+      break;
+    case OptOps::UNROLL:
+      if (kinds_[size_t(d)] != AxisKind::REDUCE) fail("UNROLL needs a reduce dim");
+      if (amount > 256 || upcast_size() * amount > 1024) fail("too much unrolling");
+      if (amount > 1) shift_to(d, amount, false, AxisKind::UNROLL);
+      break;
+    case OptOps::THREAD:
+      if (kinds_[size_t(d)] != AxisKind::LOOP) fail("THREAD needs an output loop dim");
+      if (std::find(kinds_.begin(), kinds_.end(), AxisKind::THREAD) != kinds_.end()) fail("already threaded");
+      if (amount > 256) fail("too many threads");
+      if (amount > 1) shift_to(d, amount, true, AxisKind::THREAD);
+      break;
+    default: fail("not supported on this device yet");
+  }
+  applied_.push_back(opt);
+}
+
+int64_t Kernel::stride_of(size_t i, int d) const {
+  const ShapeTracker& st = sts_[i];
+  if (st.shape()[size_t(d)] == 1) return 0;
+  if (st.views.size() != 1) return -1;
+  const View& v = st.views.back();
+  if (v.mask && ((*v.mask)[size_t(d)].first != 0 || (*v.mask)[size_t(d)].second != v.shape[size_t(d)])) return -1;
+  return v.strides[size_t(d)];
+}
+
+bool Kernel::is_expanded_in_some_load(int d) const {
+  for (size_t i = 1; i < sts_.size(); i++)
+    if (is_load_[i] && stride_of(i, d) == 0) return true;
+  return false;
+}
+
+int Kernel::vector_dim() const {
+  auto good_size = [](int64_t s) { return s == 2 || s == 4 || s == 8 || s == 16; };
+  for (int d = int(full_shape_.size()) - 1; d >= first_upcast(); d--)
+    if (kinds_[size_t(d)] == AxisKind::UPCAST && good_size(full_shape_[size_t(d)]) && stride_of(0, d) == 1) return d;
+  // No output dim to vectorize: the last UNROLL dim when some load is contiguous along it (each vector lane
+  // then accumulates its own partial sum; the lanes are added after the reduce loop).
+  for (int d = int(full_shape_.size()) - 1; d >= first_upcast(); d--) {
+    if (kinds_[size_t(d)] != AxisKind::UNROLL) continue;
+    if (!good_size(full_shape_[size_t(d)])) return -1;
+    for (size_t i = 1; i < sts_.size(); i++)
+      if (is_load_[i] && stride_of(i, d) == 1) return d;
+    return -1;
+  }
+  return -1;
+}
+
 void Kernel::hand_coded_optimizations() {
-  // The optimizer is its own piece of work; the default here is the merged loop nest as it is.
+  // Tiny kernels keep their plain loops: nothing to win, and their code stays readable (r_2, E_16).
+  if (prod(full_shape_) < 64) return;
+  auto try_opt = [&](const Opt& o) {
+    try {
+      apply_opt(o);
+      return true;
+    } catch (const KernelOptError&) {
+      return false;
+    }
+  };
+  auto dtype_of_output = ast_->src.at(0)->src.at(2)->dtype;
+  const int vw = dtype_of_output.itemsize() == 8 ? host_vector_floats() / 2 : host_vector_floats();
+
+  // 1. Vectorize the output's contiguous dim: the widest vector that divides it (not wider than the CPU's).
+  int vdim = -1;
+  for (int d = first_reduce() - 1; d >= 0; d--)
+    if (kinds_[size_t(d)] == AxisKind::LOOP && stride_of(0, d) == 1) vdim = d;
+  if (vdim >= 0 && (dtype_of_output.is_float() && dtype_of_output.itemsize() >= 4)) {
+    int64_t s = full_shape_[size_t(vdim)];
+    for (int w : {16, 8, 4, 2}) {
+      if (w > vw || s % w != 0) continue;
+      if (try_opt({OptOps::UPCAST, vdim, w})) break;
+    }
+  }
+
+  // 2. Reduce kernels: a register tile. Upcast output dims that some input does not depend on (the M of
+  // a matmul: B is expanded along it), so one load feeds several accumulators.
+  if (has_reduce()) {
+    int64_t tile = 1;  // accumulators that are not the vector dim
+    for (int round = 0; round < 2; round++) {
+      int best = -1;
+      int64_t best_amt = 0;
+      std::pair<int, int64_t> best_key{1 << 30, 0};
+      for (int d = 0; d < first_reduce(); d++) {
+        if (kinds_[size_t(d)] != AxisKind::LOOP || !is_expanded_in_some_load(d)) continue;
+        for (int64_t amt : {4, 3, 2}) {
+          if (full_shape_[size_t(d)] % amt != 0 || tile * amt > 8) continue;
+          // fewest buffers that depend on the dim, then the smallest strides
+          int n = 0;
+          int64_t sum = 0;
+          for (size_t i = 0; i < sts_.size(); i++) {
+            int64_t st = stride_of(i, d);
+            if (st != 0) n++;
+            sum += st < 0 ? 1 << 20 : st;
+          }
+          // the rest of the vector dim comes last: more rows share each vector load (a tall tile)
+          const int vd = vector_dim();
+          if (vd >= 0 && stride_of(0, d) == full_shape_[size_t(vd)]) n += 100;
+          std::pair<int, int64_t> key{n, sum};
+          if (key < best_key) best_key = key, best = d, best_amt = amt;
+          break;
+        }
+      }
+      if (best < 0 || !try_opt({OptOps::UPCAST, best, int(best_amt)})) break;
+      tile *= best_amt;
+    }
+    // Loop order: consecutive iterations of the innermost output loop reuse the loads that do not depend
+    // on it, and stream the ones that do. Stream along contiguous memory: when a load that depends on the
+    // innermost loop is not contiguous along the innermost reduce dim (B of A@B), and another loop's loads
+    // are, make that one innermost (for A@B, the M loop goes inside the N loop).
+    if (first_upcast() > first_reduce()) {
+      const int rd = first_upcast() - 1;
+      auto streams_contiguously = [&](int d) {
+        for (size_t i = 1; i < sts_.size(); i++) {
+          if (!is_load_[i] || stride_of(i, d) == 0) continue;
+          int64_t st = stride_of(i, rd);
+          if (st != 0 && st != 1) return false;
+        }
+        return true;
+      };
+      const int inner = first_reduce() - 1;
+      if (inner > 0 && kinds_[size_t(inner)] == AxisKind::LOOP && !streams_contiguously(inner) &&
+          full_shape_[size_t(rd)] >= 64) {
+        for (int d = inner - 1; d >= 0; d--)
+          if (kinds_[size_t(d)] == AxisKind::LOOP && streams_contiguously(d) && try_opt({OptOps::SWAP, d, inner})) break;
+      }
+    }
+    // 3. Unroll the innermost reduce dim. With no vector output dim and a load contiguous along it, by a
+    // vector width (the lanes become vector accumulators); else whole when small, else by 4.
+    int fr = first_reduce(), nred = first_upcast() - fr;
+    if (nred > 0) {
+      const int rd = first_upcast() - 1;
+      int64_t s = full_shape_[size_t(rd)];
+      bool contiguous = false;
+      for (size_t i = 1; i < sts_.size(); i++) contiguous |= is_load_[i] && stride_of(i, rd) == 1;
+      bool vectored = false;
+      if (vector_dim() < 0 && contiguous && dtype_of_output.is_float() && dtype_of_output.itemsize() >= 4) {
+        for (int w : {16, 8, 4}) {
+          if (w > vw || s % w != 0) continue;
+          if ((vectored = try_opt({OptOps::UNROLL, nred - 1, w}))) break;
+        }
+      }
+      if (!vectored) {
+        if (s <= 8 && tile * s <= 64) try_opt({OptOps::UNROLL, nred - 1, 0});
+        else if (s % 4 == 0 && tile * 4 <= 64) try_opt({OptOps::UNROLL, nred - 1, 4});
+      }
+    }
+  }
+
+  // 4. Threads: split the outermost loop dim that divides evenly, when there is enough work for each.
+  const int threads = renderer_.threads();
+  if (threads > 1 && prod(full_shape_) >= int64_t(threads) * (64 << 10)) {
+    for (int t = threads; t >= 2; t--) {
+      bool done = false;
+      for (int d = 0; d < first_reduce() && !done; d++)
+        if (kinds_[size_t(d)] == AxisKind::LOOP && full_shape_[size_t(d)] % t == 0) done = try_opt({OptOps::THREAD, d, t});
+      if (done) break;
+    }
+  }
 }
 
 UOpPtr Kernel::optimized_ast() const {
   std::unordered_map<const UOp*, size_t> index;
   for (size_t i = 0; i < views_.size(); i++) index[views_[i]] = i;
-  std::vector<int64_t> reduce_axes;  // after the permute and merges, the reduce dims are the last ones
-  for (int d = first_reduce_; d < int(full_shape_.size()); d++) reduce_axes.push_back(d);
+  std::vector<int64_t> reduce_axes;
+  for (size_t d = 0; d < kinds_.size(); d++)
+    if (kinds_[d] == AxisKind::REDUCE || kinds_[d] == AxisKind::UNROLL) reduce_axes.push_back(int64_t(d));
   std::unordered_map<const UOp*, UOpPtr> done;
   for (const UOp* u : toposort(ast_)) {
     std::vector<UOpPtr> srcs;
@@ -130,11 +407,20 @@ std::string Kernel::name() const {
 }
 
 std::string Kernel::colored_name() const {
-  // Global dims blue, reduce dims red, as tinygrad colors them.
+  // As tinygrad colors them: output loops blue, threads cyan, reduce loops red, upcast output dims yellow,
+  // unrolled reduce dims magenta.
   std::string out = name().substr(0, 2);
   for (size_t d = 0; d < full_shape_.size(); d++) {
     if (d) out += colored("_", "black");
-    out += colored(std::to_string(full_shape_[d]), int(d) < first_reduce_ ? "blue" : "red");
+    const char* c = "blue";
+    switch (kinds_[d]) {
+      case AxisKind::THREAD: c = "cyan"; break;
+      case AxisKind::LOOP: c = "blue"; break;
+      case AxisKind::REDUCE: c = "red"; break;
+      case AxisKind::UNROLL: c = "magenta"; break;
+      case AxisKind::UPCAST: c = "yellow"; break;
+    }
+    out += colored(std::to_string(full_shape_[d]), c);
   }
   return out;
 }

@@ -1,11 +1,22 @@
 #pragma once
-// Kernel: a kernel AST plus one ShapeTracker per buffer view, all reshaped to one full shape whose
-// last dims are the reduce dims. Optimizations (Opt) reshape/permute these trackers; the kernel name
-// (E_16, r_2 ...) is read off the final shape.
+// Kernel: a kernel AST plus one ShapeTracker per buffer view, all reshaped to one full shape. Every dim
+// of the full shape has a kind, and the dims are kept in this order of kinds:
+//
+//   THREAD  (at most one)  split across CPU threads: the lowerer indexes it with SPECIAL core_id
+//   LOOP                   an output loop (RANGE)
+//   REDUCE                 a reduce loop (RANGE owned by the REDUCE)
+//   UNROLL / UPCAST        not loops: every value of the dim gets its own code ("lanes"). UNROLL dims are
+//                          reduced (the unrolled part of a reduce), UPCAST dims are output dims. They stay
+//                          in the order they were made; the last UPCAST dim may become a vector (float4).
+//
+// Optimizations (Opt, as tinygrad's apply_opt) reshape and permute these trackers; the kernel name
+// (E_16, r_2, r_64_16_256_4_16_4 ...) is read off the final shape and colored by kind.
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "renderer/renderer.h"
+#include "tg/error.h"
 #include "uop/uop.h"
 
 namespace tg {
@@ -16,23 +27,56 @@ struct Opt {
   int axis;
   int amount;
   std::string repr() const;  // Opt(op=OptOps.UPCAST, axis=0, amount=4)
+  bool operator==(const Opt&) const = default;
 };
+
+// An Opt that does not apply to this kernel (bad axis, amount that does not divide, unsupported op).
+struct KernelOptError : Error {
+  using Error::Error;
+};
+
+enum class AxisKind : uint8_t { THREAD, LOOP, REDUCE, UNROLL, UPCAST };
 
 class Kernel {
  public:
   Kernel(const UOpPtr& ast, const Renderer& renderer);
 
   const UOpPtr& ast() const { return ast_; }
+  const Renderer& renderer() const { return renderer_; }
   const Shape& full_shape() const { return full_shape_; }
-  int first_reduce() const { return first_reduce_; }  // dims [first_reduce, n) are reduced
+  const std::vector<AxisKind>& kinds() const { return kinds_; }
+  int first_reduce() const;  // index of the first REDUCE dim (== the number of THREAD+LOOP dims)
+  int first_upcast() const;  // index of the first UNROLL/UPCAST dim (== shape length when none)
   bool has_reduce() const { return reduce_ != nullptr; }
+  const UOp* reduce() const { return reduce_; }
   const std::vector<ShapeTracker>& sts() const { return sts_; }
   const std::vector<Opt>& applied_opts() const { return applied_; }
+  // Product of the UNROLL/UPCAST dims: how many copies of the body the lowerer writes (before vectors).
+  int64_t upcast_size() const;
 
-  // Default heuristics (skipped under NOOPT=1).
+  // Apply one optimization (tinygrad's apply_opt). Axis numbering:
+  //   UPCAST, THREAD: an index into full_shape() that must be a LOOP dim.
+  //   UNROLL: the n-th REDUCE dim (axis 0 is full_shape()[first_reduce()]).
+  //   SWAP: exchanges the LOOP dims `axis` and `amount` (the order of the output loops).
+  // amount 0 means the whole dim. THREAD splits the dim as (amount, size/amount): thread t takes the
+  // t-th contiguous chunk. Throws KernelOptError (the kernel is unchanged) when the opt does not apply.
+  void apply_opt(const Opt& opt);
+  void apply_opts(const std::vector<Opt>& opts) {
+    for (auto& o : opts) apply_opt(o);
+  }
+
+  // Default heuristics (skipped under NOOPT=1): vectorize the contiguous output dim, upcast dims that are
+  // expanded in some input (a register tile for matmul-like kernels), unroll the reduce, thread the outer
+  // dim. They depend on the kernel and the host CPU only (never on the renderer, except for THREAD), so the
+  // CPU and the interpreter get the same arithmetic.
   void hand_coded_optimizations();
-  // The AST with every VIEW replaced by this kernel's (reshaped) tracker and the reduce axes renumbered.
+  // The AST with every VIEW replaced by this kernel's (reshaped) tracker and the reduce axes renumbered
+  // (all REDUCE and UNROLL dims).
   UOpPtr optimized_ast() const;
+  // The dim the lowerer makes a vector (or lanes of one): the last UPCAST dim when the output is
+  // contiguous along it and its size is 2, 4, 8 or 16; -1 when none. Fixed by the kernel, so a renderer
+  // without vectors computes exactly the same lanes.
+  int vector_dim() const;
   // "r_2", "E_16": the plain name (not yet made unique) and the colored one for DEBUG output.
   std::string name() const;
   std::string colored_name() const;
@@ -42,13 +86,26 @@ class Kernel {
   const Renderer& renderer_;
   std::vector<const UOp*> views_;  // the AST's VIEW nodes, output first, in a fixed order
   std::vector<ShapeTracker> sts_;  // their trackers, as reshaped by the kernel
+  std::vector<bool> is_load_;      // per view: it is a LOAD's (not the store's or a CONST's)
   const UOp* reduce_ = nullptr;
   Shape full_shape_;
-  int first_reduce_ = 0;
+  std::vector<AxisKind> kinds_;
   std::vector<Opt> applied_;
 
   void permute_reduce_last();
   void merge_dims();
+  void drop_ones();
+  // Split dim d into (size/amount, amount) (or (amount, size/amount) when top) and give the part of size
+  // `amount` the kind `kind`; then restore the order of kinds.
+  void shift_to(int d, int64_t amount, bool top, AxisKind kind);
+  // Stride of dim d in tracker i's last view (0 for broadcast dims), or nullopt when masked/multi-view
+  // makes it not a plain stride.
+  int64_t stride_of(size_t i, int d) const;
+  bool is_expanded_in_some_load(int d) const;
 };
+
+// The vector width (in elements of 4 bytes) the host CPU's widest registers hold: 16 with AVX-512, 8 with
+// AVX, else 4.
+int host_vector_floats();
 
 }  // namespace tg

@@ -1,8 +1,15 @@
 // Ordering the lowered graph into loops, accumulators and statements.
+//
+// Output loops (RANGEs no REDUCE owns) open in dim order around everything. REDUCEs over the same ranges
+// form a group that shares one loop nest: all their accumulators are declared before it, every node that
+// depends on its ranges is emitted inside it (in graph order), each accumulator is updated at the end of
+// the body, and the loops close. Nodes that do not depend on the reduce ranges are emitted before the
+// nest, so loads that only depend on output loops are not repeated per reduce step.
 #include "codegen/linearize.h"
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -12,6 +19,10 @@ namespace tg {
 namespace {
 
 UOpPtr reduce_identity(Ops op, DType dt) {
+  if (dt.count > 1) {
+    UOpPtr s = reduce_identity(op, dt.scalar_type());
+    return UOp::make(Ops::VECTORIZE, dt, std::vector<UOpPtr>(size_t(dt.count), s));
+  }
   if (op == Ops::ADD) return UOp::const_(dt, 0);
   if (op == Ops::MUL) return UOp::const_(dt, 1);
   if (op == Ops::MAX) {
@@ -25,10 +36,12 @@ class Linearizer {
  public:
   std::vector<UOpPtr> run(const UOpPtr& sink) {
     topo_ = toposort(sink);
+    for (size_t i = 0; i < topo_.size(); i++) order_[topo_[i]] = i;
+    find_groups();
     compute_deps();
-    // Buffers, variables and constants first: they are loop invariant and RANGE bounds need them.
+    // Buffers, variables, thread ids and constants first: they are loop invariant and RANGE bounds need them.
     for (const UOp* u : topo_)
-      if (u->op == Ops::DEFINE_GLOBAL || u->op == Ops::DEFINE_VAR) emit(u);
+      if (u->op == Ops::DEFINE_GLOBAL || u->op == Ops::DEFINE_VAR || u->op == Ops::SPECIAL) emit(u);
     for (const UOp* u : topo_)
       if (u->op == Ops::CONST) emit(u);
     std::vector<const UOp*> globals;
@@ -38,8 +51,8 @@ class Linearizer {
               [](const UOp* a, const UOp* b) { return a->get<int64_t>() < b->get<int64_t>(); });
     for (const UOp* r : globals) emit(r);
     for (const UOp* u : topo_) {
-      if (map_.count(u) || u->op == Ops::SINK || u->op == Ops::RANGE || nest_of(u)) continue;
-      if (u->op == Ops::REDUCE) emit_reduce(u);
+      if (map_.count(u) || u->op == Ops::SINK || u->op == Ops::RANGE || nest_of(u) >= 0) continue;
+      if (u->op == Ops::REDUCE) emit_group(group_of_.at(u));
       else emit(u);
     }
     for (auto it = globals.rbegin(); it != globals.rend(); ++it)
@@ -48,38 +61,64 @@ class Linearizer {
   }
 
  private:
+  struct Group {
+    std::vector<const UOp*> ranges;   // the reduce loops, outermost first
+    std::vector<const UOp*> members;  // its REDUCEs, in graph order
+    bool done = false;
+  };
   std::vector<const UOp*> topo_;
+  std::unordered_map<const UOp*, size_t> order_;
+  std::vector<Group> groups_;
+  std::unordered_map<const UOp*, int> group_of_;                  // REDUCE -> group
+  std::unordered_map<const UOp*, int> owner_;                     // reduce range -> group
   std::unordered_map<const UOp*, std::vector<const UOp*>> deps_;  // ranges a node depends on
-  std::unordered_map<const UOp*, const UOp*> owner_;              // reduce range -> its REDUCE
   std::unordered_map<const UOp*, UOpPtr> map_;                    // lowered node -> emitted node
   std::vector<UOpPtr> out_;
   std::unordered_set<const UOp*> emitted_;
   int64_t acc_count_ = 0;
 
+  void find_groups() {
+    std::map<std::vector<const UOp*>, int> by_ranges;
+    for (const UOp* u : topo_) {
+      if (u->op != Ops::REDUCE) continue;
+      std::vector<const UOp*> rs;
+      for (size_t i = 1; i < u->src.size(); i++) rs.push_back(u->src[i].get());
+      if (rs.empty()) throw Error("linearize: REDUCE without ranges");
+      auto [it, fresh] = by_ranges.emplace(rs, int(groups_.size()));
+      if (fresh) groups_.push_back(Group{rs, {}, false});
+      groups_[size_t(it->second)].members.push_back(u);
+      group_of_[u] = it->second;
+      for (const UOp* r : rs) {
+        auto [o, added] = owner_.emplace(r, it->second);
+        if (!added && o->second != it->second)
+          throw Error("linearize: a reduce range is shared by REDUCEs over different range sets");
+      }
+    }
+  }
+
   void compute_deps() {
     for (const UOp* u : topo_) {
       std::vector<const UOp*> d;
       if (u->op == Ops::RANGE) d.push_back(u);
-      size_t first = 0, last = u->src.size();
-      if (u->op == Ops::REDUCE) last = 1;
-      for (size_t i = first; i < last; i++)
+      size_t last = u->op == Ops::REDUCE ? 1 : u->src.size();
+      for (size_t i = 0; i < last; i++)
         for (const UOp* r : deps_.at(u->src[i].get()))
           if (std::find(d.begin(), d.end(), r) == d.end()) d.push_back(r);
       if (u->op == Ops::REDUCE)
-        for (size_t i = 1; i < u->src.size(); i++) {
-          owner_[u->src[i].get()] = u;
-          d.erase(std::remove(d.begin(), d.end(), u->src[i].get()), d.end());
-        }
+        for (size_t i = 1; i < u->src.size(); i++) d.erase(std::remove(d.begin(), d.end(), u->src[i].get()), d.end());
       deps_[u] = std::move(d);
     }
   }
 
-  // The REDUCE whose loops a node must sit in, or nullptr.
-  const UOp* nest_of(const UOp* u) const {
-    if (u->op == Ops::RANGE) return owner_.count(u) ? owner_.at(u) : nullptr;
+  // The group whose loops a node must sit in, or -1.
+  int nest_of(const UOp* u) const {
+    if (u->op == Ops::RANGE) {
+      auto it = owner_.find(u);
+      return it == owner_.end() ? -1 : it->second;
+    }
     for (const UOp* r : deps_.at(u))
       if (auto it = owner_.find(r); it != owner_.end()) return it->second;
-    return nullptr;
+    return -1;
   }
 
   void push(const UOpPtr& u) {
@@ -94,21 +133,55 @@ class Linearizer {
     push(n);
   }
 
-  void emit_reduce(const UOp* r) {
-    Ops op = static_cast<Ops>(r->get<int64_t>());
-    UOpPtr init = reduce_identity(op, r->dtype);
-    push(init);
-    UOpPtr acc = UOp::make(Ops::DEFINE_ACC, r->dtype, {init}, acc_count_++);
-    push(acc);
-    for (size_t i = 1; i < r->src.size(); i++) emit(r->src[i].get());
-    for (const UOp* v : topo_)
-      if (!map_.count(v) && v->op != Ops::RANGE && nest_of(v) == r) emit(v);
-    UOpPtr update = UOp::make(op, r->dtype, {acc, map_.at(r->src[0].get())});
-    push(update);
-    UOpPtr assign = UOp::make(Ops::ASSIGN, r->dtype, {acc, update});
-    push(assign);
-    for (size_t i = r->src.size() - 1; i >= 1; i--) push(UOp::make(Ops::ENDRANGE, dtypes::void_, {map_.at(r->src[i].get())}));
-    map_[r] = assign;
+  // Everything the group's REDUCEs need from outside their loops, in graph order.
+  void emit_outside_ancestors(const Group& g) {
+    std::unordered_set<const UOp*> anc;
+    std::vector<const UOp*> stack(g.members.begin(), g.members.end());
+    while (!stack.empty()) {
+      const UOp* u = stack.back();
+      stack.pop_back();
+      for (auto& s : u->src)
+        if (!map_.count(s.get()) && anc.insert(s.get()).second) stack.push_back(s.get());
+    }
+    std::vector<const UOp*> todo(anc.begin(), anc.end());
+    std::sort(todo.begin(), todo.end(), [&](const UOp* a, const UOp* b) { return order_.at(a) < order_.at(b); });
+    for (const UOp* v : todo) {
+      if (map_.count(v) || v->op == Ops::RANGE || nest_of(v) >= 0) continue;
+      if (v->op == Ops::REDUCE) emit_group(group_of_.at(v));
+      else emit(v);
+    }
+  }
+
+  void emit_group(int gi) {
+    Group& g = groups_[size_t(gi)];
+    if (g.done) return;
+    g.done = true;
+    emit_outside_ancestors(g);
+    std::vector<UOpPtr> accs;
+    for (const UOp* r : g.members) {
+      UOpPtr init = reduce_identity(static_cast<Ops>(r->get<int64_t>()), r->dtype);
+      for (auto& s : init->src) push(s);
+      push(init);
+      accs.push_back(UOp::make(Ops::DEFINE_ACC, r->dtype, {init}, acc_count_++));
+      push(accs.back());
+    }
+    for (const UOp* rng : g.ranges) emit(rng);
+    for (const UOp* v : topo_) {
+      if (map_.count(v) || v->op == Ops::RANGE || nest_of(v) != gi) continue;
+      if (v->op == Ops::REDUCE) throw Error("linearize: a REDUCE inside another REDUCE's loops");
+      emit(v);
+    }
+    std::vector<UOpPtr> assigns;
+    for (size_t m = 0; m < g.members.size(); m++) {
+      const UOp* r = g.members[m];
+      UOpPtr update = UOp::make(static_cast<Ops>(r->get<int64_t>()), r->dtype, {accs[m], map_.at(r->src[0].get())});
+      push(update);
+      UOpPtr assign = UOp::make(Ops::ASSIGN, r->dtype, {accs[m], update});
+      push(assign);
+      assigns.push_back(assign);
+    }
+    for (size_t i = g.ranges.size(); i-- > 0;) push(UOp::make(Ops::ENDRANGE, dtypes::void_, {map_.at(g.ranges[i])}));
+    for (size_t m = 0; m < g.members.size(); m++) map_[g.members[m]] = assigns[m];
   }
 };
 
@@ -117,10 +190,12 @@ class Linearizer {
 std::vector<UOpPtr> linearize_kernel(const UOpPtr& sink) { return Linearizer().run(sink); }
 
 int64_t estimate_flops(const std::vector<UOpPtr>& uops) {
-  int64_t total = 0, mult = 1;
+  int64_t total = 0, mult = 1, outer = 1;
   std::vector<int64_t> trips;
   for (auto& u : uops) {
-    if (u->op == Ops::RANGE) {
+    if (u->op == Ops::SPECIAL) {
+      outer *= u->get<NamedRange>().max + 1;  // every thread (or GPU index) runs the body
+    } else if (u->op == Ops::RANGE) {
       const UOp& end = *u->src[1];
       int64_t n = end.op == Ops::CONST ? end.const_int_value() - u->src[0]->vmin : end.vmax;
       trips.push_back(std::max<int64_t>(n, 0));
@@ -130,10 +205,10 @@ int64_t estimate_flops(const std::vector<UOpPtr>& uops) {
       trips.pop_back();
       for (int64_t t : trips) mult *= t;
     } else if (is_alu(u->op) && u->op != Ops::CAST && u->op != Ops::BITCAST) {
-      total += mult;
+      total += mult * u->dtype.count;
     }
   }
-  return total;
+  return total * outer;
 }
 
 }  // namespace tg

@@ -1,5 +1,17 @@
-// AST -> index math. Each dim of the full shape becomes a RANGE; each view's tracker turns those into a
-// buffer index and a validity (shape/indexing.h).
+// AST -> index math, with upcast dims expanded. Each LOOP/REDUCE dim of the full shape becomes a RANGE,
+// the THREAD dim becomes SPECIAL core_id, and each view's tracker turns those into a buffer index and a
+// validity (shape/indexing.h).
+//
+// UNROLL/UPCAST dims are not loops. The lowerer writes the AST once per value of them ("lanes"): every
+// node is lowered once per combination of the upcast values it depends on (a load that does not depend
+// on an upcast dim is shared by all of them). The kernel's vector dim (Kernel::vector_dim) is kept
+// together: a node that depends on it is one vector node (float4 ...) where the renderer takes vectors of
+// that op and dtype, and W scalar lanes otherwise, with the same arithmetic per lane either way.
+//
+// A REDUCE_AXIS at one output lane reduces its source over the UNROLL values in a balanced tree
+// ((x0+x1)+(x2+x3)), then accumulates that across the reduce loops (REDUCE(value, ranges...)). When the
+// vector dim is an UNROLL dim, each of its lanes accumulates separately and the lanes are added in a tree
+// after the loop.
 #include "codegen/lowerer.h"
 
 #include <unordered_map>
@@ -7,77 +19,381 @@
 #include "shape/indexing.h"
 #include "tg/error.h"
 #include "uop/symbolic.h"
+#include "uop/symbolic_linear.h"
 
 namespace tg {
 namespace {
 
+// A node's value at one setting of the (non-vector) upcast dims.
+struct Val {
+  UOpPtr one;                 // the same for every vector lane (a scalar), or one vector node
+  std::vector<UOpPtr> lanes;  // W scalars, when `one` is null
+};
+
+bool contains(const UOpPtr& root, const UOp* x) {
+  if (!x) return false;
+  for (const UOp* u : toposort(root))
+    if (u == x) return true;
+  return false;
+}
+
 class Lowerer {
  public:
-  explicit Lowerer(const Kernel& k) : k_(k) {
+  explicit Lowerer(const Kernel& k) : k_(k), ren_(k.renderer()) {
     const Shape& fs = k.full_shape();
-    for (size_t d = 0; d < fs.size(); d++)
-      ranges_.push_back(UOp::make(Ops::RANGE, dtypes::int32, {UOp::const_int(0), UOp::const_int(fs[d])}, int64_t(d)));
+    const auto& kinds = k.kinds();
+    const int vdim = k.vector_dim();
+    for (size_t d = 0; d < fs.size(); d++) {
+      UOpPtr r = UOp::make(Ops::RANGE, dtypes::int32, {UOp::const_int(0), UOp::const_int(fs[d])}, int64_t(d));
+      switch (kinds[d]) {
+        case AxisKind::THREAD:
+          r = UOp::make(Ops::SPECIAL, dtypes::int32, {}, NamedRange{"core_id", 0, fs[d] - 1});
+          break;
+        case AxisKind::LOOP: break;
+        case AxisKind::REDUCE: reduce_ranges_.push_back(r); break;
+        case AxisKind::UNROLL:
+        case AxisKind::UPCAST:
+          // A placeholder: substituted by each of its values before anything is built from it.
+          if (int(d) == vdim) {
+            vph_ = r;
+            W_ = fs[d];
+            vunroll_ = kinds[d] == AxisKind::UNROLL;
+          } else {
+            if (kinds[d] == AxisKind::UNROLL) unroll_mask_ |= uint64_t(1) << ua_.size();
+            ua_.push_back({r, fs[d]});
+          }
+          break;
+      }
+      dims_.push_back(r);
+    }
+    if (ua_.size() > 60) throw Error("lower: too many upcast dims");
   }
 
   UOpPtr lower(const UOpPtr& ast) {
-    std::unordered_map<const UOp*, UOpPtr> done;
-    for (const UOp* u : toposort(ast)) done[u] = lower_one(u, done);
-    return simplify(done.at(ast.get()));
+    std::vector<UOpPtr> stores;
+    for (const UOp* u : toposort(ast)) {
+      switch (u->op) {
+        case Ops::VIEW: break;  // consumed by its user
+        case Ops::SINK: break;
+        case Ops::STORE: lower_store(u, stores); break;
+        default: lower_value(u); break;
+      }
+    }
+    // Every buffer stays a parameter even when simplification drops its last load (WHERE(c, x, x) -> x),
+    // so the kernel's signature always matches the schedule item's buffers.
+    for (const UOp* u : toposort(ast))
+      if (u->op == Ops::DEFINE_GLOBAL) stores.push_back(u->ptr());
+    return simplify(UOp::make(Ops::SINK, dtypes::void_, std::move(stores)));
   }
 
  private:
-  const Kernel& k_;
-  std::vector<UOpPtr> ranges_;
+  struct UAxis {
+    UOpPtr ph;  // placeholder
+    int64_t size;
+  };
+  struct Info {
+    uint64_t mask = 0;      // the upcast dims (ua_ bits) the value depends on
+    std::vector<Val> vals;  // one per combination of those dims' values (mixed radix, ua_ order)
+  };
 
-  // Index and validity of a view: dims of size 1 in the view (broadcast or reduced) index with 0.
-  std::pair<UOpPtr, UOpPtr> index_of(const UOp* view) {
+  const Kernel& k_;
+  const Renderer& ren_;
+  std::vector<UOpPtr> dims_;  // per dim: RANGE, SPECIAL or placeholder
+  std::vector<UOpPtr> reduce_ranges_;
+  std::vector<UAxis> ua_;  // upcast dims other than the vector dim
+  uint64_t unroll_mask_ = 0;
+  UOpPtr vph_;  // the vector dim's placeholder (null: no vector dim)
+  int64_t W_ = 1;
+  bool vunroll_ = false;
+  std::unordered_map<const UOp*, Info> info_;
+
+  // ---- combinations of upcast values ----
+  using Combo = std::vector<int64_t>;  // a value per ua_ entry
+  int64_t count(uint64_t mask) const {
+    int64_t n = 1;
+    for (size_t i = 0; i < ua_.size(); i++)
+      if (mask >> i & 1) n *= ua_[i].size;
+    return n;
+  }
+  int64_t key(uint64_t mask, const Combo& c) const {
+    int64_t k = 0;
+    for (size_t i = 0; i < ua_.size(); i++)
+      if (mask >> i & 1) k = k * ua_[i].size + c[i];
+    return k;
+  }
+  Combo decode(uint64_t mask, int64_t k) const {
+    Combo c(ua_.size(), 0);
+    for (size_t i = ua_.size(); i-- > 0;)
+      if (mask >> i & 1) {
+        c[i] = k % ua_[i].size;
+        k /= ua_[i].size;
+      }
+    return c;
+  }
+  uint64_t deps(const UOpPtr& e) const {
+    uint64_t m = 0;
+    auto topo = toposort(e);
+    for (size_t i = 0; i < ua_.size(); i++)
+      for (const UOp* u : topo)
+        if (u == ua_[i].ph.get()) m |= uint64_t(1) << i;
+    return m;
+  }
+  // e with the upcast placeholders set to the combination (and the vector dim to `lane`, if >= 0).
+  UOpPtr subst(const UOpPtr& e, const Combo& c, int64_t lane = -1) const {
+    return simplify(substitute(e, [&](const UOp* u) -> UOpPtr {
+      if (u->op != Ops::RANGE) return nullptr;
+      for (size_t i = 0; i < ua_.size(); i++)
+        if (u == ua_[i].ph.get()) return UOp::const_int(c[i]);
+      if (lane >= 0 && u == vph_.get()) return UOp::const_int(lane);
+      return nullptr;
+    }));
+  }
+  const Val& val(const UOp* u, const Combo& c) const {
+    const Info& in = info_.at(u);
+    return in.vals.at(size_t(key(in.mask, c)));
+  }
+
+  // ---- values ----
+  static bool varying(const Val& v) { return !v.one || v.one->dtype.count > 1; }
+  UOpPtr lane(const Val& v, int64_t i) const {
+    if (!v.one) return v.lanes.at(size_t(i));
+    if (v.one->dtype.count == 1) return v.one;
+    if (v.one->op == Ops::VECTORIZE) return v.one->src.at(size_t(i));
+    return UOp::make(Ops::GEP, v.one->dtype.scalar_type(), {v.one}, i);
+  }
+  UOpPtr as_vec(const Val& v) const {
+    if (v.one && v.one->dtype.count > 1) return v.one;
+    std::vector<UOpPtr> l;
+    for (int64_t i = 0; i < W_; i++) l.push_back(lane(v, i));
+    DType dt = l[0]->dtype.vec(int(W_));
+    return UOp::make(Ops::VECTORIZE, dt, std::move(l));
+  }
+  bool vec_ok(Ops op, DType dt) const { return W_ > 1 && dt.count == 1 && !dt.ptr && ren_.vectorizes(op, dt); }
+
+  Val alu(Ops op, DType dt, const std::vector<Val>& srcs, const Arg& arg = {}) const {
+    bool any = false, same = true;
+    for (auto& s : srcs) {
+      any |= varying(s);
+      DType sd = s.one ? s.one->dtype.scalar_type() : s.lanes[0]->dtype;
+      same &= sd == dt;
+    }
+    if (!any) {
+      std::vector<UOpPtr> o;
+      for (auto& s : srcs) o.push_back(s.one);
+      return Val{UOp::make(op, dt, std::move(o), arg), {}};
+    }
+    if (same && vec_ok(op, dt)) {
+      std::vector<UOpPtr> o;
+      for (auto& s : srcs) o.push_back(as_vec(s));
+      return Val{UOp::make(op, dt.vec(int(W_)), std::move(o), arg), {}};
+    }
+    Val r;
+    for (int64_t i = 0; i < W_; i++) {
+      std::vector<UOpPtr> o;
+      for (auto& s : srcs) o.push_back(lane(s, i));
+      r.lanes.push_back(UOp::make(op, dt, std::move(o), arg));
+    }
+    return r;
+  }
+  // A balanced tree of `op` over xs: ((x0 op x1) op (x2 op x3)) ...
+  Val tree(Ops op, DType dt, std::vector<Val> xs) const {
+    while (xs.size() > 1) {
+      std::vector<Val> next;
+      for (size_t i = 0; i + 1 < xs.size(); i += 2) next.push_back(alu(op, dt, {xs[i], xs[i + 1]}));
+      if (xs.size() % 2) next.push_back(xs.back());
+      xs = std::move(next);
+    }
+    return xs.at(0);
+  }
+
+  // ---- memory ----
+  static bool always(const UOpPtr& valid) { return valid->op == Ops::CONST && valid->const_value() != 0; }
+
+  // Index and validity of a view, with placeholders for the upcast dims.
+  std::pair<UOpPtr, UOpPtr> index_of(const UOp* view) const {
     const ShapeTracker& st = view->get<ShapeTracker>();
     std::vector<UOpPtr> idxs;
     for (size_t d = 0; d < st.shape().size(); d++)
-      idxs.push_back(st.shape()[d] == 1 ? UOp::const_int(0) : ranges_.at(d));
+      idxs.push_back(st.shape()[d] == 1 ? UOp::const_int(0) : dims_.at(d));
     return to_indexed_uops(st, idxs);
   }
 
-  static bool always(const UOpPtr& valid) { return valid->op == Ops::CONST && valid->const_value() != 0; }
-
-  UOpPtr lower_one(const UOp* u, const std::unordered_map<const UOp*, UOpPtr>& done) {
-    auto src = [&](size_t i) { return done.at(u->src[i].get()); };
-    switch (u->op) {
-      case Ops::VIEW: return u->ptr();  // consumed by its user below
-      case Ops::DEFINE_GLOBAL: return u->ptr();
-      case Ops::LOAD: {
-        auto [idx, valid] = index_of(u->src[1].get());
-        if (always(valid)) return UOp::make(Ops::LOAD, u->dtype, {src(0), idx});
-        return UOp::make(Ops::LOAD, u->dtype, {src(0), idx, valid, UOp::const_(u->dtype, 0)});
+  // The index at vector lane 0 when idx steps by exactly 1 along the vector dim and valid does not depend
+  // on it (one vector access covers the lanes); nullptr otherwise.
+  UOpPtr contiguous_base(const UOpPtr& idx, const UOpPtr& valid, const Combo& c) const {
+    if (contains(valid, vph_.get())) return nullptr;
+    auto lin = linearize(idx);
+    if (!lin) return nullptr;
+    int hits = 0;
+    for (auto& t : lin->terms) {
+      if (t.x == vph_) {
+        if (t.coef != 1) return nullptr;
+        hits++;
+      } else if (contains(t.x, vph_.get())) {
+        return nullptr;
       }
+    }
+    if (hits != 1) return nullptr;
+    return subst(idx, c, 0);
+  }
+
+  static UOpPtr load(const UOpPtr& buf, DType dt, const UOpPtr& idx, const UOpPtr& valid, const UOpPtr& alt) {
+    if (always(valid)) return UOp::make(Ops::LOAD, dt, {buf, idx});
+    return UOp::make(Ops::LOAD, dt, {buf, idx, valid, alt});
+  }
+
+  // ---- lowering, node by node ----
+  void lower_value(const UOp* u) {
+    Info& in = info_[u];
+    switch (u->op) {
+      case Ops::DEFINE_GLOBAL:
+      case Ops::DEFINE_VAR:
+        in.vals.push_back(Val{u->ptr(), {}});
+        return;
       case Ops::CONST: {
         auto c = UOp::make(Ops::CONST, u->dtype, {}, u->arg);
-        if (u->src.empty()) return c;
+        if (u->src.empty()) {
+          in.vals.push_back(Val{c, {}});
+          return;
+        }
         auto [idx, valid] = index_of(u->src[0].get());
-        return always(valid) ? c : where(valid, c, UOp::const_(u->dtype, 0));
+        if (always(valid)) {
+          in.vals.push_back(Val{c, {}});
+          return;
+        }
+        in.mask = deps(valid);
+        UOpPtr zero = UOp::const_(u->dtype, 0);
+        for (int64_t k = 0; k < count(in.mask); k++) {
+          Combo cb = decode(in.mask, k);
+          UOpPtr vc = subst(valid, cb);
+          if (!contains(vc, vph_.get())) {
+            in.vals.push_back(Val{simplify(where(vc, c, zero)), {}});
+            continue;
+          }
+          Val v;
+          for (int64_t i = 0; i < W_; i++) v.lanes.push_back(simplify(where(subst(vc, cb, i), c, zero)));
+          in.vals.push_back(std::move(v));
+        }
+        return;
       }
-      case Ops::STORE: {
+      case Ops::LOAD: {
         auto [idx, valid] = index_of(u->src[1].get());
-        if (always(valid)) return UOp::make(Ops::STORE, dtypes::void_, {src(0), idx, src(2)});
-        return UOp::make(Ops::STORE, dtypes::void_, {src(0), idx, src(2), valid});
+        UOpPtr buf = u->src[0];
+        in.mask = deps(idx) | deps(valid);
+        UOpPtr zero = UOp::const_(u->dtype, 0);
+        for (int64_t k = 0; k < count(in.mask); k++) {
+          Combo cb = decode(in.mask, k);
+          UOpPtr ic = subst(idx, cb), vc = subst(valid, cb);
+          if (!contains(ic, vph_.get()) && !contains(vc, vph_.get())) {
+            in.vals.push_back(Val{load(buf, u->dtype, ic, vc, zero), {}});
+            continue;
+          }
+          if (vec_ok(Ops::LOAD, u->dtype))
+            if (UOpPtr base = contiguous_base(ic, vc, cb)) {
+              UOpPtr alt = as_vec(Val{zero, {}});
+              in.vals.push_back(Val{load(buf, u->dtype.vec(int(W_)), base, vc, alt), {}});
+              continue;
+            }
+          Val v;
+          for (int64_t i = 0; i < W_; i++) v.lanes.push_back(load(buf, u->dtype, subst(ic, cb, i), subst(vc, cb, i), zero));
+          in.vals.push_back(std::move(v));
+        }
+        return;
       }
       case Ops::REDUCE_AXIS: {
-        std::vector<UOpPtr> srcs{src(0)};
-        for (int64_t a : u->get<ReduceArg>().axes) srcs.push_back(ranges_.at(size_t(a)));
-        return UOp::make(Ops::REDUCE, u->dtype, std::move(srcs), int64_t(u->get<ReduceArg>().op));
-      }
-      case Ops::SINK: {
-        std::vector<UOpPtr> srcs;
-        for (size_t i = 0; i < u->src.size(); i++) srcs.push_back(src(i));
-        return UOp::make(Ops::SINK, dtypes::void_, std::move(srcs));
+        lower_reduce(u, in);
+        return;
       }
       default: {
         if (!is_alu(u->op) && u->op != Ops::CAST && u->op != Ops::BITCAST)
           throw Error(std::string("lower: unexpected ") + op_name(u->op) + " in a kernel AST");
-        std::vector<UOpPtr> srcs;
-        for (size_t i = 0; i < u->src.size(); i++) srcs.push_back(src(i));
-        return UOp::make(u->op, u->dtype, std::move(srcs), u->arg);
+        for (auto& s : u->src) in.mask |= info_.at(s.get()).mask;
+        for (int64_t k = 0; k < count(in.mask); k++) {
+          Combo cb = decode(in.mask, k);
+          std::vector<Val> srcs;
+          for (auto& s : u->src) srcs.push_back(val(s.get(), cb));
+          in.vals.push_back(alu(u->op, u->dtype, srcs, u->arg));
+        }
+        return;
       }
+    }
+  }
+
+  void lower_reduce(const UOp* u, Info& in) {
+    const Ops op = u->get<ReduceArg>().op;
+    const DType dt = u->dtype;
+    const UOp* src = u->src[0].get();
+    in.mask = info_.at(src).mask & ~unroll_mask_;
+    for (int64_t k = 0; k < count(in.mask); k++) {
+      Combo cb = decode(in.mask, k);
+      // every UNROLL value counts, whether or not the source depends on it
+      std::vector<Val> xs;
+      for (int64_t j = 0; j < count(unroll_mask_); j++) {
+        Combo uc = decode(unroll_mask_, j);
+        Combo full = cb;
+        for (size_t i = 0; i < ua_.size(); i++)
+          if (unroll_mask_ >> i & 1) full[i] = uc[i];
+        xs.push_back(val(src, full));
+      }
+      Val value = tree(op, dt, std::move(xs));
+      if (vunroll_ && !varying(value)) {  // each vector lane accumulates the value
+        if (vec_ok(op, dt)) value = Val{as_vec(value), {}};
+        else value = Val{nullptr, std::vector<UOpPtr>(size_t(W_), value.one)};
+      }
+      if (value.one && value.one->dtype.count > 1 && !vec_ok(op, dt)) {  // the accumulator update is per lane
+        Val l;
+        for (int64_t i = 0; i < W_; i++) l.lanes.push_back(lane(value, i));
+        value = std::move(l);
+      }
+      Val r = value;
+      if (!reduce_ranges_.empty()) {
+        auto reduce = [&](const UOpPtr& x) {
+          std::vector<UOpPtr> s{x};
+          s.insert(s.end(), reduce_ranges_.begin(), reduce_ranges_.end());
+          return UOp::make(Ops::REDUCE, x->dtype, std::move(s), int64_t(op));
+        };
+        if (value.one) {
+          r = Val{reduce(value.one), {}};
+        } else {
+          r = Val{};
+          for (auto& l : value.lanes) r.lanes.push_back(reduce(l));
+        }
+      }
+      if (vunroll_) {
+        std::vector<Val> ls;
+        for (int64_t i = 0; i < W_; i++) ls.push_back(Val{lane(r, i), {}});
+        r = tree(op, dt, std::move(ls));
+      }
+      in.vals.push_back(std::move(r));
+    }
+  }
+
+  void lower_store(const UOp* u, std::vector<UOpPtr>& stores) {
+    auto [idx, valid] = index_of(u->src[1].get());
+    const UOpPtr& buf = u->src[0];
+    const UOp* value = u->src[2].get();
+    const DType dt = value->dtype;
+    uint64_t mask = deps(idx) | deps(valid) | info_.at(value).mask;
+    auto store = [&](const UOpPtr& i, const UOpPtr& v, const UOpPtr& g) {
+      if (always(g)) return UOp::make(Ops::STORE, dtypes::void_, {buf, i, v});
+      return UOp::make(Ops::STORE, dtypes::void_, {buf, i, v, g});
+    };
+    for (int64_t k = 0; k < count(mask); k++) {
+      Combo cb = decode(mask, k);
+      UOpPtr ic = subst(idx, cb), vc = subst(valid, cb);
+      const Val& v = val(value, cb);
+      bool vdep = contains(ic, vph_.get()) || contains(vc, vph_.get());
+      if (!vdep && !varying(v)) {
+        stores.push_back(store(ic, v.one, vc));
+        continue;
+      }
+      if (vdep && vec_ok(Ops::STORE, dt))
+        if (UOpPtr base = contiguous_base(ic, vc, cb)) {
+          stores.push_back(store(base, as_vec(v), vc));
+          continue;
+        }
+      // lane by lane, in order (where lanes write one address, the last wins, as the loop would)
+      for (int64_t i = 0; i < W_; i++) stores.push_back(store(subst(ic, cb, i), lane(v, i), subst(vc, cb, i)));
     }
   }
 };

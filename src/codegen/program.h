@@ -5,11 +5,14 @@
 //
 //   DEFINE_GLOBAL  dtype T.ptr(), arg int64 = parameter position (0 is the output). Pointer to a buffer.
 //   DEFINE_VAR     int32, arg NamedRange{name, min, max}: an integer kernel argument (symbolic shapes).
-//   SPECIAL        int32, arg NamedRange{"gidx0"|"lidx0"..., 0, size-1}: GPU launch index (GPU renderers).
+//   SPECIAL        int32, arg NamedRange{"gidx0"|"lidx0"..., 0, size-1}: GPU launch index (GPU renderers);
+//                  NamedRange{"core_id", 0, threads-1}: the CPU thread running this instance of a kernel
+//                  split across threads (OptOps.THREAD); the launch is global_size[0] == threads instances.
 //   CONST          scalar value (bool, int64 or double arg).
 //   RANGE          int32, src (start, end), arg int64 loop id: opens `for (ridxN = start; ridxN < end; ridxN++)`.
 //   ENDRANGE       void, src (RANGE): closes the innermost open loop, which is that RANGE.
-//   DEFINE_ACC     dtype T, src (init CONST), arg int64 acc id: declares `T accN = init;` where it stands.
+//   DEFINE_ACC     dtype T, src (init CONST, or VECTORIZE of CONSTs for a vector T), arg int64 acc id:
+//                  declares `T accN = init;` where it stands.
 //   ASSIGN         dtype T, src (DEFINE_ACC, value): `accN = value;`. Later users of this node read accN.
 //   LOAD           dtype T, src (buf DEFINE_GLOBAL, idx int32) or (buf, idx, gate bool, alt T):
 //                  `buf[idx]`, or `gate ? buf[idx] : alt` (no memory access when gate is false).
@@ -18,6 +21,11 @@
 //                  EXP2 LOG2 SIN SQRT RECIP NEG TRUNC, CAST, BITCAST: C semantics in the node's dtype
 //                  (IDIV/MOD truncate toward zero; ints wrap; bool is 0/1; comparisons give bool).
 //   BARRIER        (GPU) workgroup barrier.  IF / ENDIF: src (gate) / (IF): a conditional block.
+//   VECTORIZE      dtype T.vec(n), n scalar sources of T: a vector.  GEP: dtype T, src (vector), arg int64 i:
+//                  its lane i. Vector dtypes appear only where the renderer says it takes them
+//                  (Renderer::vectorizes): a vector LOAD reads n consecutive elements from buf+idx (any
+//                  alignment), a vector STORE writes them, ALU ops act lane by lane. The interpreter takes
+//                  none, and codegen gives it scalar lanes with the same arithmetic.
 //
 // No other op appears in a linearized program. Integer index math is int32 unless a node says otherwise.
 #include <cstdint>

@@ -2,10 +2,12 @@
 #include <cstdio>
 #include <map>
 #include <mutex>
+#include <tuple>
 
 #include "codegen/kernel.h"
 #include "codegen/linearize.h"
 #include "codegen/lowerer.h"
+#include "engine/method_cache.h"
 #include "engine/realize.h"
 #include "tg/context.h"
 
@@ -40,21 +42,18 @@ void print_uops(const std::vector<UOpPtr>& uops) {
 
 }  // namespace
 
-CompiledRunner& get_runner(const std::string& device, const UOpPtr& ast) {
-  static std::recursive_mutex mu;
-  static std::map<std::pair<std::string, const UOp*>, std::pair<UOpPtr, std::unique_ptr<CompiledRunner>>> cache;
-  std::lock_guard<std::recursive_mutex> lock(mu);
-  auto key = std::make_pair(device, ast.get());
-  if (auto it = cache.find(key); it != cache.end()) return *it->second.second;
-
+std::unique_ptr<CompiledRunner> compile_runner(const std::string& device, const UOpPtr& ast,
+                                               const std::vector<Opt>* opts) {
   Device& dev = get_device(device);
   Kernel k(ast, dev.renderer());
-  if (!NOOPT) k.hand_coded_optimizations();
+  if (opts) k.apply_opts(*opts);
+  else if (!NOOPT) k.hand_coded_optimizations();
   auto runner = std::make_unique<CompiledRunner>();
   ProgramSpec& spec = runner->spec;
   spec.name = unique_name(k.name(), ast);
   spec.display_name = k.colored_name() + spec.name.substr(k.name().size());
   if (DEBUG >= 3) {
+    std::printf("%s\n", spec.display_name.c_str());
     for (auto& o : k.applied_opts()) std::printf("%s\n", o.repr().c_str());
     if (k.applied_opts().empty()) std::printf("(no opts) %s\n", spec.name.c_str());
   }
@@ -65,6 +64,8 @@ CompiledRunner& get_runner(const std::string& device, const UOpPtr& ast) {
   for (auto& u : spec.uops) {
     if (u->op == Ops::DEFINE_GLOBAL) spec.n_bufs = std::max<int>(spec.n_bufs, int(u->get<int64_t>()) + 1);
     if (u->op == Ops::DEFINE_VAR) spec.vars.push_back(u);
+    // a kernel split across CPU threads launches one instance per core_id
+    if (u->op == Ops::SPECIAL && u->get<NamedRange>().name == "core_id") spec.global_size[0] = u->get<NamedRange>().max + 1;
   }
   spec.estimated_ops = estimate_flops(spec.uops);
   spec.src = dev.renderer().render(spec.name, spec.uops);
@@ -72,6 +73,18 @@ CompiledRunner& get_runner(const std::string& device, const UOpPtr& ast) {
   std::string binary = dev.compiler().compile_cached(spec.src);
   runner->program = dev.load(spec, binary);
   runner->device = device;
+  return runner;
+}
+
+CompiledRunner& get_runner(const std::string& device, const UOpPtr& ast) {
+  static std::recursive_mutex mu;
+  // NOOPT is part of the key: the same AST compiles to different programs with and without opts.
+  using Key = std::tuple<std::string, const UOp*, bool>;
+  static std::map<Key, std::pair<UOpPtr, std::unique_ptr<CompiledRunner>>> cache;
+  std::lock_guard<std::recursive_mutex> lock(mu);
+  Key key{device, ast.get(), NOOPT != 0};
+  if (auto it = cache.find(key); it != cache.end()) return *it->second.second;
+  auto runner = compile_runner(device, ast);
   auto& slot = cache[key];
   slot.first = ast;
   slot.second = std::move(runner);

@@ -1,6 +1,10 @@
 // ClangRenderer: the CPU's C dialect (see c.h).
 #include "renderer/c.h"
 
+#include <algorithm>
+#include <thread>
+
+#include "tg/context.h"
 #include "tg/error.h"
 #include "uop/exec_alu.h"
 
@@ -78,7 +82,24 @@ bool needs_double_path(DType from, DType to) {
   return is_bf16(to) ? from.itemsize() >= 4 : from.itemsize() >= 8;
 }
 
+ContextVar THREADS("THREADS", 0);
+
 }  // namespace
+
+int ClangRenderer::cpu_threads() {
+  if (THREADS.value() > 0) return int(std::min<long>(THREADS.value(), 256));
+  static const int hw = std::max(1, int(std::thread::hardware_concurrency()));
+  return hw;
+}
+
+bool ClangRenderer::vectorizes(Ops op, DType scalar) const {
+  if (scalar != dtypes::float32 && scalar != dtypes::float64) return false;
+  switch (op) {
+    case Ops::LOAD: case Ops::STORE: case Ops::DEFINE_ACC:
+    case Ops::ADD: case Ops::SUB: case Ops::MUL: case Ops::FDIV: case Ops::NEG: case Ops::MAX: return true;
+    default: return false;
+  }
+}
 
 std::string ClangRenderer::type_name(DType dt) const {
   if (dt.count > 1 && (dt.is_bool() || is_16bit_float(dt)))
@@ -104,6 +125,19 @@ std::string ClangRenderer::float_literal(double v, DType dt, Prelude& pre) const
 
 std::string ClangRenderer::render_alu(const UOp& u, const std::vector<std::string>& a, Prelude& pre) const {
   DType dt = u.dtype;
+  // MAX of vectors: C has no ?: on vectors, so select through the comparison's lane mask (a NaN first
+  // operand wins, as in the scalar `a<b ? b : a`).
+  if (u.op == Ops::MAX && dt.count > 1) {
+    DType mask = (dt.itemsize() / dt.count == 8 ? dtypes::int64 : dtypes::int32).vec(dt.count);
+    if (std::find(pre.vector_types.begin(), pre.vector_types.end(), mask) == pre.vector_types.end())
+      pre.vector_types.push_back(mask);
+    const std::string T = type_name(dt), M = type_name(mask), name = "tg_max_" + T;
+    pre.need(name, [&] {
+      return helper_qualifier() + " " + T + " " + name + "(" + T + " a, " + T + " b) { " + M + " m = a < b; return (" +
+             T + ")(((" + M + ")b & m) | ((" + M + ")a & ~m)); }";
+    });
+    return name + "(" + a[0] + ", " + a[1] + ")";
+  }
   // MULACC: exec_alu rounds a*b+c once (computed in double); C in float would round twice.
   if (u.op == Ops::MULACC && dt.count == 1 && dt.is_float() && dt.scalar != Scalar::Float64) {
     std::string e = "(((double)" + a[0] + "*" + a[1] + ")+" + a[2] + ")";

@@ -444,7 +444,7 @@ std::string CStyleRenderer::render(const std::string& name, const std::vector<UO
 
   // Parameters: buffers by position, then variables in order of appearance.
   Prelude pre;
-  std::vector<Param> bufs, vars;
+  std::vector<Param> bufs, vars, specials;
   std::unordered_set<const UOp*> written;
   for (auto& u : uops) {
     if (u->op == Ops::STORE) written.insert(u->src.at(0).get());
@@ -488,8 +488,14 @@ std::string CStyleRenderer::render(const std::string& name, const std::vector<UO
       }
       case Ops::CONST: r[i] = render_const(u, pre); break;
       case Ops::SPECIAL: {
-        r[i] = u.get<NamedRange>().name;
-        line(type_name(u.dtype) + " " + r[i] + " = " + render_special(u.get<NamedRange>()) + ";");
+        const auto& nr = u.get<NamedRange>();
+        r[i] = nr.name;
+        if (special_is_param(nr)) {
+          if (!is_identifier(nr.name)) throw Error(where(i) + ": SPECIAL name '" + nr.name + "' is not a C identifier");
+          specials.push_back(Param{r[i], u.dtype, false, false});
+          break;
+        }
+        line(type_name(u.dtype) + " " + r[i] + " = " + render_special(nr) + ";");
         break;
       }
       case Ops::RANGE: {
@@ -556,6 +562,7 @@ std::string CStyleRenderer::render(const std::string& name, const std::vector<UO
     if (bufs[k].name.empty()) throw Error("render " + name + ": no buffer at parameter position " + std::to_string(k));
   std::vector<Param> params = bufs;
   params.insert(params.end(), vars.begin(), vars.end());
+  params.insert(params.end(), specials.begin(), specials.end());
   return prefix(pre) + kernel_signature(name, params) + " {\n" + body + "}\n" + epilogue(name, params);
 }
 

@@ -77,7 +77,11 @@ class CStyleRenderer : public Renderer {
   virtual std::string render_vectorize(DType dt, const std::vector<std::string>& elems, Prelude& pre) const;
   virtual std::string render_gep(const std::string& vec, int64_t i) const;
 
-  // ---- GPU launch (the base has none: both throw) ----
+  // ---- launch indices ----
+  // A SPECIAL that is a kernel parameter (the CPU's core_id) rather than a computed index; such
+  // parameters come last in the signature, after the DEFINE_VARs.
+  virtual bool special_is_param(const NamedRange& r) const { return false; }
+  // GPU launch (the base has none: both throw).
   virtual std::string render_special(const NamedRange& r) const;
   virtual std::string render_barrier() const;
 

@@ -11,10 +11,16 @@ class Renderer {
  public:
   virtual ~Renderer() = default;
   // Source for a kernel called `name` whose body is `uops`; the function takes the DEFINE_GLOBALs in
-  // order, then the DEFINE_VARs (int), as parameters.
+  // order, then the DEFINE_VARs (int), then a CPU kernel's SPECIAL core_id (int), as parameters.
   virtual std::string render(const std::string& name, const std::vector<UOpPtr>& uops) const = 0;
   virtual bool has_local() const { return false; }   // GPU-style launch with SPECIAL indices
   virtual bool supports(Ops op) const { return true; }  // codegen decomposes ops a backend lacks
+  // Whether `op` (an ALU op, LOAD, STORE or DEFINE_ACC) can take vectors of `scalar` (dtype.vec(n), n in
+  // 2, 4, 8, 16). Codegen writes vector nodes only where this holds and lanes of scalars elsewhere; the
+  // default is scalars everywhere.
+  virtual bool vectorizes(Ops op, DType scalar) const { return false; }
+  // CPU threads a kernel may be split across (OptOps.THREAD, SPECIAL core_id); 1 means no threading.
+  virtual int threads() const { return 1; }
   virtual std::string device() const = 0;
 };
 

@@ -13,8 +13,18 @@ Buffer::Buffer(std::string device, int64_t size, DType dtype)
     throw Error("Buffer: cannot hold elements of " + dtype.repr() + " (need a value dtype)");
 }
 
+Buffer::Buffer(int64_t size, DType dtype, const void* external, std::shared_ptr<const void> owner)
+    : Buffer("HOST", size, dtype) {
+  if (!owner) throw Error("Buffer: external memory needs an owner that keeps it alive");
+  if (!external && nbytes() > 0)
+    throw Error("Buffer: external memory of " + std::to_string(nbytes()) + " bytes is null");
+  // const_cast: ptr_ serves device code too; external() buffers refuse copyin, so nothing writes through it.
+  ptr_ = const_cast<void*>(external);
+  owner_ = std::move(owner);
+}
+
 Buffer::~Buffer() {
-  if (!ptr_) return;
+  if (!ptr_ || owner_) return;  // external memory belongs to owner_
   // The device was opened when ptr_ was allocated, so this lookup cannot fail.
   get_device(device_).allocator().free(ptr_, nbytes());
   ptr_ = nullptr;
@@ -29,6 +39,7 @@ void Buffer::copyin(const void* host, size_t bytes) {
   if (bytes != nbytes())
     throw Error("Buffer::copyin: got " + std::to_string(bytes) + " bytes for a buffer of " + std::to_string(size_) +
                 " x " + dtype_.repr() + " (" + std::to_string(nbytes()) + " bytes) on " + device_);
+  if (owner_) throw Error("Buffer::copyin: this HOST buffer is a read-only view of external memory (a mapped file)");
   if (bytes == 0) return;
   get_device(device_).allocator().copyin(ensure_allocated(), host, bytes);
 }

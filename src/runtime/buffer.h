@@ -2,6 +2,7 @@
 // Buffer: device memory for `size` elements of `dtype`, allocated lazily on first use.
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "tg/dtype.h"
@@ -11,6 +12,9 @@ namespace tg {
 class Buffer {
  public:
   Buffer(std::string device, int64_t size, DType dtype);
+  // A HOST buffer over memory it does not own (a memory-mapped file): `owner` keeps that memory alive as long
+  // as this Buffer lives. The memory is never handed to an allocator, and it is read-only: copyin throws.
+  Buffer(int64_t size, DType dtype, const void* external, std::shared_ptr<const void> owner);
   ~Buffer();
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
@@ -20,6 +24,7 @@ class Buffer {
   DType dtype() const { return dtype_; }
   size_t nbytes() const { return size_t(size_) * size_t(dtype_.itemsize()); }
   bool allocated() const { return ptr_ != nullptr || nbytes() == 0; }
+  bool external() const { return owner_ != nullptr; }
 
   void* ensure_allocated();                     // allocates on the device if needed
   void* ptr() const { return ptr_; }
@@ -31,6 +36,7 @@ class Buffer {
   int64_t size_;
   DType dtype_;
   void* ptr_ = nullptr;
+  std::shared_ptr<const void> owner_;  // set for external memory
 };
 
 }  // namespace tg

@@ -328,10 +328,16 @@ class PlanBuilder {
     const auto* r = std::get_if<NamedRange>(&u.arg);
     if (!r || !u.src.empty() || !u.dtype.is_int()) fail(pos, "needs an int dtype, no sources and a NamedRange arg");
     const std::string& n = r->name;
+    if (n == "core_id") {  // a CPU thread index: the launch's global_size[0] threads, run one after another
+      if (r->min != 0) fail(pos, "'core_id' must start at 0");
+      in.special = SpecialKind::kGroup;
+      in.aux = 0;
+      return;
+    }
     std::string kind = n.size() > 1 ? n.substr(0, n.size() - 1) : "";
     char dim = n.empty() ? '?' : n.back();
     if ((kind != "gidx" && kind != "lidx" && kind != "idx") || dim < '0' || dim > '2')
-      fail(pos, "has name '" + n + "', expected gidx0..2, lidx0..2 or idx0..2");
+      fail(pos, "has name '" + n + "', expected gidx0..2, lidx0..2, idx0..2 or core_id");
     if (r->min != 0) fail(pos, "'" + n + "' must start at 0");
     in.special = kind == "gidx" ? SpecialKind::kGroup : kind == "lidx" ? SpecialKind::kLocal : SpecialKind::kAbsolute;
     in.aux = dim - '0';

@@ -11,6 +11,8 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <condition_variable>
+#include <functional>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -20,6 +22,7 @@
 #include <regex>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "helpers/env.h"
 #include "renderer/c.h"
@@ -200,10 +203,110 @@ class ClangCompiler : public Compiler {
 
 using EntryFn = void (*)(void**, const long long*);
 
+// Persistent workers for kernels split across threads (SPECIAL core_id). run(n, f) calls f(0..n-1), spread
+// over the workers and the calling thread, and returns when all calls are done. Workers spin briefly after
+// a job (kernels come back to back while a model runs), then sleep on a condition variable.
+class ThreadPool {
+ public:
+  static ThreadPool& get() {
+    static ThreadPool pool;
+    return pool;
+  }
+
+  void run(int n, const std::function<void(int)>& f) {
+    std::lock_guard<std::mutex> one_job(job_mu_);
+    ensure_workers(n - 1);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      job_ = &f;
+      n_ = n;
+      pending_.store(n);
+      next_.store(0);  // last: a worker still leaving the previous job takes nothing before this
+      generation_.fetch_add(1);
+    }
+    cv_.notify_all();
+    work();
+    // The calling thread ran out of tasks: wait for the ones still running elsewhere.
+    for (int spins = 0; pending_.load(std::memory_order_acquire) != 0; spins++) {
+      if (spins < 4096) {
+        pause();
+      } else {
+        std::unique_lock<std::mutex> lock(mu_);
+        done_cv_.wait(lock, [&] { return pending_.load() == 0; });
+      }
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    next_.store(kNoTasks);
+    job_ = nullptr;
+  }
+
+  ~ThreadPool() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+      generation_.fetch_add(1);
+    }
+    cv_.notify_all();
+    for (auto& t : workers_) t.join();
+  }
+
+ private:
+  std::mutex job_mu_, mu_;
+  std::condition_variable cv_, done_cv_;
+  std::atomic<const std::function<void(int)>*> job_{nullptr};
+  static constexpr int kNoTasks = 1 << 30;
+  std::atomic<int> n_{0}, next_{kNoTasks}, pending_{0};
+  std::atomic<uint64_t> generation_{0};
+  bool stop_ = false;
+  std::vector<std::thread> workers_;
+
+  static void pause() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+
+  void ensure_workers(int n) {
+    while (int(workers_.size()) < n) workers_.emplace_back([this] { loop(); });
+  }
+
+  // Take tasks until none are left.
+  void work() {
+    for (int i; (i = next_.fetch_add(1)) < n_;) {
+      (*job_.load())(i);
+      if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        std::lock_guard<std::mutex> lock(mu_);
+        done_cv_.notify_all();
+      }
+    }
+  }
+
+  void loop() {
+    uint64_t seen = generation_.load();
+    for (;;) {
+      // Spin for a new job for a little while (about 100us), then sleep.
+      auto t0 = std::chrono::steady_clock::now();
+      for (int spins = 0; generation_.load(std::memory_order_acquire) == seen; spins++) {
+        pause();
+        if ((spins & 255) == 255 && std::chrono::steady_clock::now() - t0 > std::chrono::microseconds(100)) break;
+      }
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return generation_.load() != seen; });
+      seen = generation_.load();
+      if (stop_) return;
+      if (!job_) continue;
+      lock.unlock();
+      work();
+    }
+  }
+};
+
 class CPUProgram : public Program {
  public:
   CPUProgram(const ProgramSpec& spec, const std::string& binary)
       : name_(spec.name), n_bufs_(size_t(spec.n_bufs)), n_vars_(spec.vars.size()) {
+    for (auto& u : spec.uops)
+      if (u->op == Ops::SPECIAL && u->get<NamedRange>().name == "core_id") threads_ = int(u->get<NamedRange>().max + 1);
     if (binary.empty()) throw Error("CPU: empty binary for kernel " + name_ + " (was it compiled for NULL?)");
     handle_ = open_library(binary);
     entry_ = reinterpret_cast<EntryFn>(dlsym(handle_, (name_ + "_entry").c_str()));
@@ -227,9 +330,21 @@ class CPUProgram : public Program {
                   std::to_string(vars.size()));
     for (size_t i = 0; i < bufs.size(); i++)
       if (!bufs[i]) throw Error("CPU: kernel " + name_ + ": buffer " + std::to_string(i) + " is not allocated");
+    // vars[n_vars] is the thread index of a kernel split across threads (its core_id parameter).
     std::vector<long long> v(vars.begin(), vars.end());
+    v.push_back(0);
+    void** b = const_cast<void**>(bufs.data());
     auto t0 = std::chrono::steady_clock::now();
-    entry_(const_cast<void**>(bufs.data()), v.data());
+    if (threads_ <= 1) {
+      entry_(b, v.data());
+    } else {
+      EntryFn entry = entry_;
+      ThreadPool::get().run(threads_, [&](int t) {
+        std::vector<long long> vt = v;
+        vt.back() = t;
+        entry(b, vt.data());
+      });
+    }
     auto t1 = std::chrono::steady_clock::now();
     return wait ? std::chrono::duration<double>(t1 - t0).count() : 0.0;
   }
@@ -284,6 +399,7 @@ class CPUProgram : public Program {
 
   std::string name_;
   size_t n_bufs_, n_vars_;
+  int threads_ = 1;
   int fd_ = -1;
   void* handle_ = nullptr;
   EntryFn entry_ = nullptr;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <queue>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -202,6 +203,12 @@ class Scheduler {
           break;
         }
       }
+      if (done)
+        if (const UOp* v = order_assigns(asts, inputs)) {
+          if (realize_.count(v)) throw Error("schedule: ordering the assigns did not converge");
+          realize_.insert(v);
+          done = false;
+        }
     }
     return emit(sink, asts, inputs);
   }
@@ -239,6 +246,89 @@ class Scheduler {
         if (is_base_compute(b)) realize_.insert(b);
       }
     }
+  }
+
+  // Does the ASSIGN kernel `ast` read its own target buffer (DEFINE_GLOBAL `idx`) through a view other than
+  // the one it stores through? Then an element may be read after it was overwritten.
+  static bool reads_target_elsewhere(const UOp* assign, const UOpPtr& ast, int64_t idx) {
+    const ShapeTracker& out_st = assign->src[0]->get<ShapeTracker>();
+    for (const UOp* x : toposort(ast))
+      if (x->op == Ops::LOAD && x->src[0]->op == Ops::DEFINE_GLOBAL && x->src[0]->get<int64_t>() == idx &&
+          !(x->src[1]->get<ShapeTracker>() == out_st))
+        return true;
+    return false;
+  }
+
+  // Kernels run in graph order, except that every kernel reading a buffer's old value must run before the
+  // ASSIGN that overwrites it (an optimizer's gradients read all parameters before any is updated). Reorders
+  // asts/inputs accordingly, or returns an ASSIGN's value to realize into a temporary first, where no order
+  // works: an ASSIGN reading its own buffer through another view, or ASSIGNs reading each other's buffers.
+  const UOp* order_assigns(std::vector<std::pair<const UOp*, UOpPtr>>& asts,
+                           std::vector<std::vector<const UOp*>>& inputs) {
+    size_t n = asts.size();
+    std::unordered_map<const UOp*, size_t> index;                 // realized node -> its kernel
+    std::unordered_map<const UOp*, std::vector<size_t>> writers;  // assigned BUFFER -> the ASSIGN kernels
+    for (size_t k = 0; k < n; k++) {
+      index[asts[k].first] = k;
+      if (asts[k].first->op == Ops::ASSIGN) writers[asts[k].first->src[0]->src[0].get()].push_back(k);
+    }
+    if (writers.empty()) return nullptr;
+    std::vector<std::vector<size_t>> after(n);
+    std::vector<size_t> indeg(n, 0);
+    std::vector<bool> reads_other_target(n, false);
+    auto edge = [&](size_t from, size_t to) {
+      after[from].push_back(to);
+      indeg[to]++;
+    };
+    for (size_t k = 0; k < n; k++) {
+      const UOp* u = asts[k].first;
+      for (size_t i = 0; i < inputs[k].size(); i++) {
+        const UOp* in = inputs[k][i];
+        if (in->op != Ops::BUFFER) {  // the value of another kernel of this schedule
+          if (auto it = index.find(in); it != index.end()) edge(it->second, k);
+          continue;
+        }
+        auto w = writers.find(in);
+        if (w == writers.end()) continue;
+        for (size_t writer : w->second) {  // an old value that an ASSIGN overwrites
+          if (writer == k) {
+            if (reads_target_elsewhere(u, asts[k].second, int64_t(i) + 1)) return u->src[1].get();
+            continue;
+          }
+          edge(k, writer);
+          reads_other_target[k] = true;
+        }
+      }
+    }
+    // Kahn's algorithm, taking the earliest kernel of the graph order whenever several are ready.
+    std::priority_queue<size_t, std::vector<size_t>, std::greater<>> ready;
+    for (size_t k = 0; k < n; k++)
+      if (indeg[k] == 0) ready.push(k);
+    std::vector<size_t> order;
+    while (!ready.empty()) {
+      size_t k = ready.top();
+      ready.pop();
+      order.push_back(k);
+      for (size_t b : after[k])
+        if (--indeg[b] == 0) ready.push(b);
+    }
+    if (order.size() < n) {
+      for (size_t k = 0; k < n; k++) {
+        const UOp* u = asts[k].first;
+        if (indeg[k] && u->op == Ops::ASSIGN && reads_other_target[k] && !realize_.count(u->src[1].get()))
+          return u->src[1].get();
+      }
+      throw Error("schedule: a kernel reads both the old and the new value of an assigned buffer");
+    }
+    std::vector<std::pair<const UOp*, UOpPtr>> sorted_asts;
+    std::vector<std::vector<const UOp*>> sorted_inputs;
+    for (size_t k : order) {
+      sorted_asts.push_back(std::move(asts[k]));
+      sorted_inputs.push_back(std::move(inputs[k]));
+    }
+    asts = std::move(sorted_asts);
+    inputs = std::move(sorted_inputs);
+    return nullptr;
   }
 
   std::pair<UOpPtr, std::vector<const UOp*>> build_kernel(const UOp* u) {

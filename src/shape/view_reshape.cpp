@@ -75,8 +75,12 @@ std::optional<View> View::reshape(const Shape& new_shape) const {
   if (prod(shape) == 0 || contiguous) return create(new_shape);
   size_t n = shape.size();
   if (mask) {
-    for (auto [b, e] : *mask)
-      if (b >= e) return create(new_shape, Shape(new_shape.size(), 0), 0, Mask(new_shape.size(), {0, 0}));
+    for (auto [b, e] : *mask) {
+      if (b < e) continue;
+      // A 0-d view has no dim to carry "nothing is valid": keep the masked view and stack the reshape.
+      if (new_shape.empty()) return std::nullopt;
+      return create(new_shape, Shape(new_shape.size(), 0), 0, Mask(new_shape.size(), {0, 0}));
+    }
   }
   // Size-1 dims carry nothing (index 0, stride 0, mask (0,1)): drop them, then pair the remaining old and
   // new dims into minimal groups of equal product.

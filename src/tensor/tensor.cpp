@@ -49,6 +49,7 @@ const std::shared_ptr<const UOp>& Tensor::uop() const {
 
 // ---- creation ----
 Tensor::Tensor(const void* data, DType dtype, int64_t count, Shape shape, TensorOptions opts) {
+  // No shape: 1-D. A single value with an empty shape is 0-d (C++ cannot tell "no shape" from "{}").
   if (shape.empty() && count != 1) shape = {count};
   int64_t n = 1;
   for (int64_t s : shape) {
@@ -165,6 +166,7 @@ Tensor Tensor::contiguous() const {
     const ShapeTracker& st = u->get<ShapeTracker>();
     if (st.contiguous() && tg::prod(st.shape()) == u->src[0]->get<BufferArg>().size) return *this;
   }
+  if (u->op == Ops::CONTIGUOUS) return *this;
   // A reshape only needs its source realized: keep the reshape on top (a view of the result).
   if (u->op == Ops::RESHAPE) return Tensor(u->src[0], device()).contiguous().reshape(u->shape);
   return Tensor(UOp::make(Ops::CONTIGUOUS, u->dtype, {u}), device());

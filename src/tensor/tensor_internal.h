@@ -1,6 +1,9 @@
 #pragma once
 // Helpers shared by the Tensor implementation files (not public).
+#include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "tg/tensor.h"
 #include "uop/movement.h"
@@ -8,11 +11,29 @@
 
 namespace tg {
 
-struct Tensor::Data {
+struct Tensor::Data : std::enable_shared_from_this<Tensor::Data> {
+  // A bool that, when set, also enters its tensor in the registry backward() searches for leaves (tinygrad's
+  // all_tensors, narrowed to the tensors that want a gradient), so any code may simply assign it.
+  class GradFlag {
+   public:
+    explicit GradFlag(Data* owner) : owner_(owner) {}
+    GradFlag(const GradFlag&) = delete;
+    GradFlag& operator=(const GradFlag& o) { return *this = bool(o); }
+    GradFlag& operator=(bool on);  // autograd.cpp
+    operator bool() const { return on_; }  // NOLINT: reads as the bool it stands for
+
+   private:
+    Data* owner_;
+    bool on_ = false;
+  };
+
   UOpPtr uop;
   std::string device;
-  bool requires_grad = false;
+  GradFlag requires_grad{this};
   std::shared_ptr<Data> grad;  // the accumulated gradient (a lazy tensor), or null
+
+  // The live tensors whose requires_grad is set (autograd.cpp).
+  static std::vector<std::shared_ptr<Data>> requiring_grad();
 };
 
 std::string fmt_shape(const Shape& s);  // "(2, 3)"
@@ -20,5 +41,10 @@ std::string fmt_shape(const Shape& s);  // "(2, 3)"
 int64_t normalize_axis(const char* op, int64_t axis, const Shape& shape);
 // A CONST of `dtype` on `device`, viewed (broadcast) to `shape`.
 UOpPtr const_uop(double value, DType dtype, const std::string& device, const Shape& shape);
+// d(root)/d(target) for each target given d(root)/d(root) = root_grad, as lazy tensors (gradient_rules.cpp,
+// tinygrad's compute_gradient). Targets are matched as themselves or as the node realized into them;
+// nullopt where no path leads from root to the target.
+std::vector<std::optional<Tensor>> compute_gradient(const Tensor& root, const Tensor& root_grad,
+                                                    const std::vector<UOpPtr>& targets);
 
 }  // namespace tg

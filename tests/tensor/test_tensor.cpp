@@ -228,3 +228,14 @@ TEST(Tensor, ElementwiseAfterReduceFusesThroughReshape) {
   for (float x : v) ref += x;
   EXPECT_NEAR(mean, ref / 12, 1e-5);
 }
+
+TEST(Tensor, FullyPaddedSingleElementReadsZero) {
+  // A one-element window inside the padding must read 0 even after size-1 dims are dropped (a 0-d view).
+  Tensor t = Tensor(std::vector<float>{5, 6}, {2, 1}).pad({{0, 0}, {1, 0}}).shrink({{0, 1}, {0, 1}});
+  EXPECT_EQ(t.tolist<float>(), (std::vector<float>{0}));
+}
+
+TEST(Tensor, WhereWithEqualBranchesKeepsKernelSignature) {
+  Tensor a(std::vector<float>{-1, 2});
+  EXPECT_EQ((a > 0.0f).where(Tensor::zeros({2}), 0.0f).tolist<float>(), (std::vector<float>{0, 0}));
+}

@@ -1,0 +1,123 @@
+// ggml's quantized blocks, dequantized lazily as tinygrad's ggml_data_to_tensor does. A block interleaves a
+// float16 scale with int8 or 4-bit values; instead of bitcasting bytes, the same file bytes are viewed as
+// two HOST buffers, one of float16 and one of (u)int8, and each is sliced on the device. (The quantized
+// data is thus copied twice, once per view; the float32 result is what stays.)
+#include "nn/state/ggml_tensor.h"
+
+#include "nn/state/host_tensor.h"
+#include "shape/view.h"
+
+namespace tg::nn::state {
+namespace {
+
+// ggml's type ids (enum ggml_type in ggml.h; tinygrad's 16/17/18 for I8/I16/I32 are an older numbering).
+enum : uint32_t {
+  F32 = 0,
+  F16 = 1,
+  Q4_0 = 2,
+  Q4_1 = 3,
+  Q8_0 = 8,
+  I8 = 24,
+  I16 = 25,
+  I32 = 26,
+  I64 = 27,
+  F64 = 28,
+  BF16 = 30
+};
+
+// Blocks of `bytes` bytes as a (blocks, bytes / 2) float16 tensor and a (blocks, bytes) tensor of `q`.
+struct BlockViews {
+  Tensor halves, bytes;
+};
+BlockViews block_views(const uint8_t* data, int64_t blocks, int64_t block_bytes, DType q,
+                       const std::shared_ptr<const void>& owner, const std::string& device) {
+  return {
+      file_tensor(data, dtypes::float16, {blocks * block_bytes / 2}, owner, device).reshape({blocks, block_bytes / 2}),
+      file_tensor(data, q, {blocks * block_bytes}, owner, device).reshape({blocks, block_bytes})};
+}
+
+// The float16 at half index i of each block, as a (blocks, 1) float32 column.
+Tensor scale_column(const Tensor& halves, int64_t i) {
+  return halves.shrink({{0, halves.shape()[0]}, {i, i + 1}}).cast(dtypes::float32);
+}
+
+// (blocks, 16) bytes -> (blocks, 32) nibble values as float: the 16 low nibbles, then the 16 high ones
+// (ggml's order). Integer math in float32 is exact for 0..255.
+Tensor nibbles(const Tensor& q) {
+  int64_t blocks = q.shape()[0];
+  Tensor v = q.cast(dtypes::float32).reshape({blocks, 1, 16}).expand({blocks, 2, 16});
+  Tensor shift = Tensor(std::vector<float>{1.0f, 1.0f / 16}, {1, 2, 1}, {.device = q.device()});
+  Tensor shifted = (v * shift).trunc();  // the byte, and the byte >> 4
+  return (shifted - (shifted * (1.0f / 16)).trunc() * 16).reshape({blocks, 32});
+}
+
+}  // namespace
+
+std::optional<GgmlType> ggml_type(uint32_t id) {
+  switch (id) {
+    case F32:
+      return GgmlType{"F32", 1, 4};
+    case F16:
+      return GgmlType{"F16", 1, 2};
+    case Q4_0:
+      return GgmlType{"Q4_0", 32, 18};
+    case Q4_1:
+      return GgmlType{"Q4_1", 32, 20};
+    case Q8_0:
+      return GgmlType{"Q8_0", 32, 34};
+    case I8:
+      return GgmlType{"I8", 1, 1};
+    case I16:
+      return GgmlType{"I16", 1, 2};
+    case I32:
+      return GgmlType{"I32", 1, 4};
+    case I64:
+      return GgmlType{"I64", 1, 8};
+    case F64:
+      return GgmlType{"F64", 1, 8};
+    case BF16:
+      return GgmlType{"BF16", 1, 2};
+    default:
+      return std::nullopt;
+  }
+}
+
+std::string ggml_type_name(uint32_t id) {
+  static const char* names[] = {"F32",     "F16",    "Q4_0",    "Q4_1",  "Q4_2",   "Q4_3",  "Q5_0",  "Q5_1",
+                                "Q8_0",    "Q8_1",   "Q2_K",    "Q3_K",  "Q4_K",   "Q5_K",  "Q6_K",  "Q8_K",
+                                "IQ2_XXS", "IQ2_XS", "IQ3_XXS", "IQ1_S", "IQ4_NL", "IQ3_S", "IQ2_S", "IQ4_XS",
+                                "I8",      "I16",    "I32",     "I64",   "F64",    "IQ1_M", "BF16"};
+  return id < sizeof(names) / sizeof(names[0]) ? names[id] : "type " + std::to_string(id);
+}
+
+Tensor ggml_tensor(const uint8_t* data, uint32_t id, const Shape& shape, std::shared_ptr<const void> owner,
+                   const std::string& device) {
+  static const std::pair<uint32_t, DType> plain[] = {
+      {F32, dtypes::float32}, {F16, dtypes::float16}, {I8, dtypes::int8},     {I16, dtypes::int16},
+      {I32, dtypes::int32},   {I64, dtypes::int64},   {F64, dtypes::float64}, {BF16, dtypes::bfloat16}};
+  for (auto& [t, dt] : plain)
+    if (t == id) return file_tensor(data, dt, shape, owner, device);
+  int64_t n = tg::prod(shape), blocks = n / 32;
+  if (n == 0) return Tensor::zeros(shape, {.dtype = dtypes::float32, .device = device});
+  auto dequantize = [&]() -> Tensor {
+    switch (id) {
+      case Q8_0: {  // d: f16, then 32 x int8; x = d * q
+        auto b = block_views(data, blocks, 34, dtypes::int8, owner, device);
+        return scale_column(b.halves, 0) * b.bytes.shrink({{0, blocks}, {2, 34}}).cast(dtypes::float32);
+      }
+      case Q4_0: {  // d: f16, then 16 bytes of 4-bit q; x = d * (q - 8)
+        auto b = block_views(data, blocks, 18, dtypes::uint8, owner, device);
+        return scale_column(b.halves, 0) * (nibbles(b.bytes.shrink({{0, blocks}, {2, 18}})) - 8);
+      }
+      case Q4_1: {  // d, m: f16, then 16 bytes of 4-bit q; x = d * q + m
+        auto b = block_views(data, blocks, 20, dtypes::uint8, owner, device);
+        return scale_column(b.halves, 0) * nibbles(b.bytes.shrink({{0, blocks}, {4, 20}})) + scale_column(b.halves, 1);
+      }
+      default:
+        throw Error("ggml_tensor: unsupported type " + ggml_type_name(id));
+    }
+  };
+  return dequantize().reshape(shape);
+}
+
+}  // namespace tg::nn::state

@@ -1,0 +1,33 @@
+// Tensor::assign: replace a tensor's value in place, as tinygrad's assign. A realized tensor keeps its buffer
+// (the optimizer's `p.assign(p - lr * g)` writes the new values into the parameter's memory); anything else
+// simply takes the new graph.
+#include "tensor/tensor_internal.h"
+
+namespace tg {
+
+Tensor& Tensor::assign(const Tensor& x) {
+  if (x.shape() != shape())
+    throw Error("assign: cannot assign a tensor of shape " + fmt_shape(x.shape()) + " to one of shape " +
+                fmt_shape(shape()));
+  if (!(x.dtype() == dtype()))
+    throw Error("assign: cannot assign a " + std::string(x.dtype().name()) + " tensor to a " +
+                std::string(dtype().name()) + " tensor (cast it first)");
+  if (x.device() != device())
+    throw Error("assign: cannot assign a tensor on " + x.device() + " to one on " + device() + " (use to() first)");
+  const UOpPtr& cur = uop();  // a node realized through another handle becomes its buffer view here
+  const UOpPtr& value = x.uop();
+  if (value == cur) return *this;
+  if (cur->op == Ops::VIEW && cur->src[0]->op == Ops::BUFFER) {
+    // The scheduler stores the value through this view into the same buffer; once realized, the ASSIGN is
+    // replaced by that view again, so the tensor's node is the same from one step to the next.
+    d_->uop = UOp::make(Ops::ASSIGN, dtype(), {cur, value});
+  } else if (cur->op == Ops::ASSIGN) {
+    // A second assign before realizing writes into the same buffer too (after the first, if x reads it).
+    d_->uop = UOp::make(Ops::ASSIGN, dtype(), {cur->src[0], value});
+  } else {
+    d_->uop = value;
+  }
+  return *this;
+}
+
+}  // namespace tg

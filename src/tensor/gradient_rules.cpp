@@ -1,0 +1,270 @@
+// Reverse-mode differentiation of the tensor graph: one gradient rule per op (tinygrad's pm_gradient) and
+// the walk that applies them from a root down to a set of targets (tinygrad's compute_gradient).
+//
+// Rules are written with Tensor ops rather than raw UOps: the gradients are ordinary lazy tensors, so they
+// get the same dtype handling, broadcasting and shape checks as user code, and the scheduler fuses them like
+// anything else. Each rule sees the node (`c.ret`), its incoming gradient (`c.grad`) and its sources as
+// tensors (`c.src(i)`), and returns one gradient per source (nullopt: no gradient flows there).
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+#include <unordered_map>
+
+#include "schedule/buffer_table.h"
+#include "tensor/tensor_internal.h"
+#include "uop/pattern.h"
+
+namespace tg {
+namespace {
+
+using Grads = std::vector<std::optional<Tensor>>;
+
+// What a rule sees. The matcher's return value only says that a rule fired; gradients travel in `out`.
+struct GradCtx {
+  const UOp* ret;
+  Tensor grad;
+  const std::unordered_map<const UOp*, std::string>* devices;
+  Grads out;
+
+  Tensor node() const { return Tensor(ret->ptr(), devices->at(ret)); }
+  Tensor src(size_t i) const { return Tensor(ret->src.at(i), devices->at(ret->src[i].get())); }
+  const Shape& src_shape(size_t i) const { return ret->src.at(i)->shape; }
+  const std::vector<int64_t>& arg() const { return ret->get<std::vector<int64_t>>(); }
+  Grads none() const { return Grads(ret->src.size()); }
+};
+
+using Rule = Grads (*)(const GradCtx&);
+
+// A node that no real graph contains, returned by every rule so that PatternMatcher::rewrite reports a match.
+const UOpPtr& fired() {
+  static const UOpPtr sentinel = UOp::make(Ops::NOOP, dtypes::void_, {}, std::string("gradient rule fired"));
+  return sentinel;
+}
+
+std::pair<UPat, RewriteFn> rule(Ops op, Rule fn) {
+  return {UPat::ops_of({op}, "ret"), [fn](const Captures&, void* ctx) -> UOpPtr {
+            auto& c = *static_cast<GradCtx*>(ctx);
+            c.out = fn(c);
+            return fired();
+          }};
+}
+
+constexpr double kLn2 = std::numbers::ln2;
+constexpr double kHalfPi = std::numbers::pi / 2;
+
+// MAX: the larger source takes the gradient; on a tie both take half (as tinygrad, so the sum is right).
+Grads max_grad(const GradCtx& c) {
+  Tensor x = c.src(0), y = c.src(1), half = c.grad * 0.5;
+  return {x.gt(y).where(c.grad, x.ne(y).where(0, half)), x.lt(y).where(c.grad, x.ne(y).where(0, half))};
+}
+
+Grads reduce_grad(const GradCtx& c) {
+  const auto& ra = c.ret->get<ReduceArg>();
+  Tensor x = c.src(0);
+  const Shape& s = c.src_shape(0);
+  switch (ra.op) {
+    // Every input element contributed once: the gradient is broadcast back (the reduce kept its dims as 1).
+    case Ops::ADD: return {c.grad.expand(s)};
+    // Only the elements equal to the max get gradient, shared equally among ties.
+    case Ops::MAX: {
+      Tensor mask = x.eq(c.node()).cast(c.grad.dtype());
+      return {mask / mask.sum(ra.axes, true) * c.grad};
+    }
+    // d(prod)/dx_i = prod / x_i (as tinygrad; a zero input gives nan).
+    case Ops::MUL: return {(c.grad * c.node()).expand(s) / x};
+    default: throw Error(std::string("gradient: no gradient rule for REDUCE_AXIS ") + op_name(ra.op));
+  }
+}
+
+// EXPAND: sum the gradient over the axes that were broadcast, keeping them as size 1.
+Grads expand_grad(const GradCtx& c) {
+  const Shape& in = c.src_shape(0);
+  const Shape& out = c.ret->shape;
+  if (in.size() != out.size())
+    throw Error("gradient: EXPAND from " + fmt_shape(in) + " to " + fmt_shape(out) + " changes the number of dims");
+  std::vector<int64_t> axes;
+  for (size_t i = 0; i < in.size(); i++)
+    if (in[i] != out[i]) axes.push_back(int64_t(i));
+  if (axes.empty()) return {c.grad};
+  return {c.grad.sum(axes, true)};
+}
+
+Grads permute_grad(const GradCtx& c) {
+  const auto& order = c.arg();
+  std::vector<int64_t> inverse(order.size());
+  for (size_t i = 0; i < order.size(); i++) inverse[size_t(order[i])] = int64_t(i);
+  return {c.grad.permute(inverse)};
+}
+
+Grads pad_grad(const GradCtx& c) {
+  const auto& a = c.arg();
+  const Shape& s = c.src_shape(0);
+  PadArg bounds;
+  for (size_t i = 0; i < s.size(); i++) bounds.emplace_back(a[2 * i], a[2 * i] + s[i]);
+  return {c.grad.shrink(bounds)};
+}
+
+Grads shrink_grad(const GradCtx& c) {
+  const auto& a = c.arg();
+  const Shape& s = c.src_shape(0);
+  PadArg padding;
+  for (size_t i = 0; i < s.size(); i++) padding.emplace_back(a[2 * i], s[i] - a[2 * i + 1]);
+  return {c.grad.pad(padding)};
+}
+
+Grads flip_grad(const GradCtx& c) {
+  std::vector<int64_t> axes;
+  for (size_t i = 0; i < c.arg().size(); i++)
+    if (c.arg()[i]) axes.push_back(int64_t(i));
+  return {c.grad.flip(axes)};
+}
+
+// A VIEW above a computed node is only differentiable when it is a plain reshape.
+Grads view_grad(const GradCtx& c) {
+  const auto& st = c.ret->get<ShapeTracker>();
+  if (st.contiguous() && prod(st.shape()) == prod(c.src_shape(0))) return {c.grad.reshape(c.src_shape(0))};
+  throw Error("gradient: cannot differentiate through a VIEW of shape " + fmt_shape(c.ret->shape) + " over " +
+              std::string(op_name(c.ret->src[0]->op)) + " " + fmt_shape(c.src_shape(0)) +
+              " (build movement ops with movement_uop so autograd sees them)");
+}
+
+const PatternMatcher& pm_gradient() {
+  static const PatternMatcher pm({
+      // arithmetic
+      rule(Ops::ADD, [](const GradCtx& c) -> Grads { return {c.grad, c.grad}; }),
+      rule(Ops::MUL, [](const GradCtx& c) -> Grads { return {c.grad * c.src(1), c.grad * c.src(0)}; }),
+      rule(Ops::NEG, [](const GradCtx& c) -> Grads { return {c.grad.neg()}; }),
+      rule(Ops::FDIV, [](const GradCtx& c) -> Grads {
+        Tensor x = c.src(0), y = c.src(1);
+        return {c.grad / y, (c.grad * x / (y * y)).neg()};
+      }),
+      rule(Ops::SUB, [](const GradCtx& c) -> Grads { return {c.grad, c.grad.neg()}; }),
+      rule(Ops::MULACC, [](const GradCtx& c) -> Grads { return {c.grad * c.src(1), c.grad * c.src(0), c.grad}; }),
+      rule(Ops::MAX, max_grad),
+      // where: the condition gets none; each branch gets the gradient where it was chosen
+      rule(Ops::WHERE, [](const GradCtx& c) -> Grads {
+        Tensor cond = c.src(0);
+        return {std::nullopt, cond.where(c.grad, 0), cond.where(0, c.grad)};
+      }),
+      // transcendental (the result `node()` is reused where it is the derivative's main factor)
+      rule(Ops::EXP2, [](const GradCtx& c) -> Grads { return {c.grad * c.node() * kLn2}; }),
+      rule(Ops::LOG2, [](const GradCtx& c) -> Grads { return {c.grad / (c.src(0) * kLn2)}; }),
+      rule(Ops::SIN, [](const GradCtx& c) -> Grads { return {c.grad * (kHalfPi - c.src(0)).sin()}; }),
+      rule(Ops::SQRT, [](const GradCtx& c) -> Grads { return {c.grad / (c.node() * 2)}; }),
+      rule(Ops::RECIP, [](const GradCtx& c) -> Grads { return {(c.grad * c.node() * c.node()).neg()}; }),
+      // piecewise constant: zero almost everywhere
+      rule(Ops::TRUNC, [](const GradCtx& c) -> Grads { return {c.grad.zeros_like()}; }),
+      // integer, boolean and comparison results carry no gradient
+      rule(Ops::CMPLT, [](const GradCtx& c) { return c.none(); }),
+      rule(Ops::CMPNE, [](const GradCtx& c) { return c.none(); }),
+      rule(Ops::AND, [](const GradCtx& c) { return c.none(); }),
+      rule(Ops::OR, [](const GradCtx& c) { return c.none(); }),
+      rule(Ops::XOR, [](const GradCtx& c) { return c.none(); }),
+      rule(Ops::IDIV, [](const GradCtx& c) { return c.none(); }),
+      rule(Ops::MOD, [](const GradCtx& c) { return c.none(); }),
+      rule(Ops::SHL, [](const GradCtx& c) { return c.none(); }),
+      rule(Ops::SHR, [](const GradCtx& c) { return c.none(); }),
+      rule(Ops::THREEFRY, [](const GradCtx& c) { return c.none(); }),
+      rule(Ops::BITCAST, [](const GradCtx& c) { return c.none(); }),
+      // casts: cast the gradient back, but only into float sources (an int input has no gradient)
+      rule(Ops::CAST, [](const GradCtx& c) -> Grads {
+        DType in = c.ret->src[0]->dtype;
+        if (!in.is_float()) return c.none();
+        return {c.grad.cast(in)};
+      }),
+      // reductions
+      rule(Ops::REDUCE_AXIS, reduce_grad),
+      // movement: each op's inverse
+      rule(Ops::RESHAPE, [](const GradCtx& c) -> Grads { return {c.grad.reshape(c.src_shape(0))}; }),
+      rule(Ops::PERMUTE, permute_grad),
+      rule(Ops::EXPAND, expand_grad),
+      rule(Ops::PAD, pad_grad),
+      rule(Ops::SHRINK, shrink_grad),
+      rule(Ops::FLIP, flip_grad),
+      rule(Ops::VIEW, view_grad),
+      // buffers and devices: pass through; COPY sends the gradient back to the source's device
+      rule(Ops::CONTIGUOUS, [](const GradCtx& c) -> Grads { return {c.grad}; }),
+      rule(Ops::COPY, [](const GradCtx& c) -> Grads { return {std::nullopt, c.grad.to(c.src(1).device())}; }),
+      rule(Ops::ASSIGN, [](const GradCtx& c) -> Grads { return {std::nullopt, c.grad}; }),
+      rule(Ops::DETACH, [](const GradCtx& c) { return c.none(); }),
+  });
+  return pm;
+}
+
+// The device of every node below root: where its value lives (COPY names its target, everything else
+// inherits from its sources).
+std::unordered_map<const UOp*, std::string> node_devices(const std::vector<const UOp*>& topo) {
+  std::unordered_map<const UOp*, std::string> dev;
+  for (const UOp* u : topo) {
+    if (u->op == Ops::DEVICE) dev[u] = u->get<std::string>();
+    else if (u->op == Ops::BUFFER) dev[u] = buffer_device(u);
+    else if (u->op == Ops::COPY) dev[u] = u->src.at(0)->get<std::string>();
+    else
+      for (auto& s : u->src)
+        if (auto it = dev.find(s.get()); it != dev.end()) {
+          dev[u] = it->second;
+          break;
+        }
+  }
+  return dev;
+}
+
+}  // namespace
+
+std::vector<std::optional<Tensor>> compute_gradient(const Tensor& root, const Tensor& root_grad,
+                                                    const std::vector<UOpPtr>& targets) {
+  const UOpPtr& root_uop = root.uop();
+  std::vector<const UOp*> topo = toposort(root_uop);
+  // A target is matched either as itself or as the node that was realized into it: a tensor realized after
+  // the root was built now holds a VIEW of its buffer while the root's graph still holds the computation.
+  std::unordered_map<const UOp*, size_t> target_index;
+  for (size_t i = 0; i < targets.size(); i++) target_index.emplace(targets[i].get(), i);
+  auto target_of = [&](const UOp* u) -> std::optional<size_t> {
+    if (auto it = target_index.find(u); it != target_index.end()) return it->second;
+    if (UOpPtr r = realized(u))
+      if (auto it = target_index.find(r.get()); it != target_index.end()) return it->second;
+    return std::nullopt;
+  };
+  // Only nodes with a path to a target need a gradient; DETACH cuts every path through it.
+  std::unordered_map<const UOp*, bool> on_path;
+  for (const UOp* u : topo) {
+    bool p = target_of(u).has_value();
+    if (!p && u->op != Ops::DETACH)
+      for (auto& s : u->src) p = p || on_path[s.get()];
+    on_path[u] = p;
+  }
+  std::vector<std::optional<Tensor>> result(targets.size());
+  if (!on_path[root_uop.get()]) return result;
+  auto devices = node_devices(topo);
+  // Walk users before sources; gradients of several users of one node add up.
+  std::unordered_map<const UOp*, Tensor> grads;
+  grads.emplace(root_uop.get(), root_grad);
+  const PatternMatcher& pm = pm_gradient();
+  for (auto it = topo.rbegin(); it != topo.rend(); ++it) {
+    const UOp* u = *it;
+    auto found = grads.find(u);
+    if (found == grads.end()) continue;
+    Tensor g = found->second;
+    grads.erase(found);  // the sources get theirs below; dropping it keeps memory flat on long graphs
+    if (auto t = target_of(u)) result[*t] = result[*t] ? *result[*t] + g : g;
+    bool any_src = false;
+    for (auto& s : u->src) any_src = any_src || on_path[s.get()];
+    if (!any_src) continue;
+    GradCtx ctx{u, g, &devices, {}};
+    if (!pm.rewrite(u->ptr(), &ctx))
+      throw Error(std::string("gradient: no gradient rule for ") + op_name(u->op));
+    for (size_t i = 0; i < u->src.size() && i < ctx.out.size(); i++) {
+      const UOp* s = u->src[i].get();
+      if (!ctx.out[i] || !on_path[s]) continue;
+      const Tensor& sg = *ctx.out[i];
+      if (sg.shape() != s->shape)
+        throw Error(std::string("gradient: the rule for ") + op_name(u->op) + " gave a gradient of shape " +
+                    fmt_shape(sg.shape()) + " for a source of shape " + fmt_shape(s->shape));
+      if (auto e = grads.find(s); e != grads.end()) e->second = e->second + sg;
+      else grads.emplace(s, sg);
+    }
+  }
+  return result;
+}
+
+}  // namespace tg

@@ -1,0 +1,345 @@
+// Movement built from the primitive views: squeeze/unsqueeze/flatten/unflatten, repeat, cat/stack, split/chunk,
+// the pad modes and roll. As in tinygrad nothing here writes a kernel: cat is a pad of each piece plus an add
+// (one fused kernel), the pad modes are flips, shrinks and cats, roll is a repeat and a shrink.
+#include <algorithm>
+
+#include "tensor/tensor_internal.h"
+
+namespace tg {
+namespace {
+
+std::string fmt_pairs(const PadArg& p) {
+  std::string r = "(";
+  for (size_t i = 0; i < p.size(); i++)
+    r += (i ? ", " : "") + std::string("(") + std::to_string(p[i].first) + ", " + std::to_string(p[i].second) + ")";
+  return r + ")";
+}
+
+// Bounds that keep every dim whole except `dim`, which gets [b, e).
+PadArg keep_all_but(const Shape& s, size_t dim, int64_t b, int64_t e) {
+  PadArg r;
+  for (size_t i = 0; i < s.size(); i++) r.emplace_back(i == dim ? b : 0, i == dim ? e : s[i]);
+  return r;
+}
+
+// Padding that is zero everywhere except `dim`.
+PadArg pad_only(size_t ndim, size_t dim, int64_t before, int64_t after) {
+  PadArg r(ndim, {0, 0});
+  r[dim] = {before, after};
+  return r;
+}
+
+// A dim index for inserting a new axis: ndim + 1 positions, negative counted from the end (torch's unsqueeze).
+int64_t resolve_new_axis(const char* op, int64_t dim, const Shape& s) {
+  int64_t n = int64_t(s.size()) + 1;
+  if (dim < -n || dim >= n)
+    throw Error(std::string(op) + ": dim " + std::to_string(dim) + " is out of range for a new axis of shape " +
+                fmt_shape(s) + " (expected " + std::to_string(-n) + " <= dim <= " + std::to_string(n - 1) + ")");
+  return dim < 0 ? dim + n : dim;
+}
+
+int64_t python_mod(int64_t a, int64_t m) { return ((a % m) + m) % m; }
+
+}  // namespace
+
+Tensor Tensor::squeeze() const {
+  Shape out;
+  for (int64_t d : shape())
+    if (d != 1) out.push_back(d);
+  return reshape(out);
+}
+
+Tensor Tensor::squeeze(int64_t dim) const {
+  Shape s = shape();
+  int64_t d = normalize_axis("squeeze", dim, s);
+  if (s.empty() || s[size_t(d)] != 1) return *this;  // torch and tinygrad: squeezing a non-1 dim is a no-op
+  s.erase(s.begin() + d);
+  return reshape(s);
+}
+
+Tensor Tensor::unsqueeze(int64_t dim) const {
+  Shape s = shape();
+  int64_t d = resolve_new_axis("unsqueeze", dim, s);
+  s.insert(s.begin() + d, 1);
+  return reshape(s);
+}
+
+Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim) const {
+  Shape s = shape();
+  int64_t a = normalize_axis("flatten", start_dim, s), b = normalize_axis("flatten", end_dim, s);
+  if (s.empty()) return reshape({1});
+  if (a > b)
+    throw Error("flatten: start_dim " + std::to_string(start_dim) + " comes after end_dim " + std::to_string(end_dim) +
+                " for shape " + fmt_shape(s));
+  Shape out(s.begin(), s.begin() + a);
+  int64_t merged = 1;
+  for (int64_t i = a; i <= b; i++) merged *= s[size_t(i)];
+  out.push_back(merged);
+  out.insert(out.end(), s.begin() + b + 1, s.end());
+  return reshape(out);
+}
+
+Tensor Tensor::unflatten(int64_t dim, const Shape& sizes) const {
+  Shape s = shape();
+  if (s.empty()) throw Error("unflatten: cannot unflatten a 0-d tensor (sizes " + fmt_shape(sizes) + ")");
+  int64_t d = normalize_axis("unflatten", dim, s);
+  int64_t known = 1, infer = 0;
+  for (int64_t v : sizes) {
+    if (v == -1) infer++;
+    else if (v < 0) throw Error("unflatten: negative size in " + fmt_shape(sizes));
+    else known *= v;
+  }
+  bool ok = sizes.size() > 0 && infer <= 1 &&
+            (infer ? known != 0 && s[size_t(d)] % known == 0 : known == s[size_t(d)]);
+  if (!ok)
+    throw Error("unflatten: sizes " + fmt_shape(sizes) + " do not multiply to dim " + std::to_string(dim) +
+                " of size " + std::to_string(s[size_t(d)]) + " in shape " + fmt_shape(s) +
+                " (expected at least one size, at most one -1)");
+  Shape out(s.begin(), s.begin() + d);
+  for (int64_t v : sizes) out.push_back(v == -1 ? s[size_t(d)] / known : v);
+  out.insert(out.end(), s.begin() + d + 1, s.end());
+  return reshape(out);
+}
+
+Tensor Tensor::repeat(const Shape& repeats) const {
+  Shape s = shape();
+  if (repeats.size() < s.size())
+    throw Error("repeat: " + std::to_string(repeats.size()) + " repeats " + fmt_shape(repeats) + " for the " +
+                std::to_string(s.size()) + " dims of shape " + fmt_shape(s) + " (expected at least one per dim)");
+  for (int64_t r : repeats)
+    if (r < 0) throw Error("repeat: negative repeat count in " + fmt_shape(repeats));
+  Shape base(repeats.size() - s.size(), 1);
+  base.insert(base.end(), s.begin(), s.end());
+  // Each repeated dim gets a new size-1 axis in front that is broadcast to the repeat count, then merged.
+  Shape unsq, expd, out;
+  for (size_t i = 0; i < base.size(); i++) {
+    if (repeats[i] != 1) {
+      unsq.push_back(1);
+      expd.push_back(repeats[i]);
+    }
+    unsq.push_back(base[i]);
+    expd.push_back(base[i]);
+    out.push_back(base[i] * repeats[i]);
+  }
+  return reshape(unsq).expand(expd).reshape(out);
+}
+
+Tensor Tensor::cat(const std::vector<Tensor>& tensors, int64_t dim) {
+  if (tensors.empty()) throw Error("cat: expected at least one tensor");
+  const Tensor& t0 = tensors[0];
+  Shape s0 = t0.shape();
+  if (s0.empty()) throw Error("cat: zero-dimensional tensors cannot be concatenated (use stack)");
+  size_t d = size_t(normalize_axis("cat", dim, s0));
+  DType dt = t0.dtype();
+  int64_t total = 0;
+  for (size_t k = 0; k < tensors.size(); k++) {
+    const Tensor& t = tensors[k];
+    Shape s = t.shape();
+    if (t.device() != t0.device())
+      throw Error("cat: tensor " + std::to_string(k) + " is on " + t.device() + ", tensor 0 on " + t0.device() +
+                  " (expected one device)");
+    bool ok = s.size() == s0.size();
+    for (size_t i = 0; ok && i < s.size(); i++) ok = i == d || s[i] == s0[i];
+    if (!ok)
+      throw Error("cat: tensor " + std::to_string(k) + " has shape " + fmt_shape(s) + ", tensor 0 has " +
+                  fmt_shape(s0) + " (expected equal shapes except in dim " + std::to_string(dim) + ")");
+    dt = dtypes::promote(dt, t.dtype());
+    total += s[d];
+  }
+  Shape out = s0;
+  out[d] = total;
+  if (tg::prod(out) == 0) return full(out, 0, {.dtype = dt, .device = t0.device()});
+  // Each piece is padded with zeros to the full size at its offset; the sum of the pieces is the result, and
+  // the scheduler fuses the pads and adds into one kernel. Bools add as OR, which is the same thing here.
+  std::optional<Tensor> acc;
+  int64_t offset = 0;
+  for (const Tensor& t : tensors) {
+    int64_t n = t.shape()[d];
+    if (n == 0) continue;
+    Tensor p = t.cast(dt).pad(pad_only(out.size(), d, offset, total - offset - n));
+    acc = acc ? *acc + p : p;
+    offset += n;
+  }
+  return *acc;
+}
+
+Tensor Tensor::stack(const std::vector<Tensor>& tensors, int64_t dim) {
+  if (tensors.empty()) throw Error("stack: expected at least one tensor");
+  Shape s0 = tensors[0].shape();
+  for (size_t k = 1; k < tensors.size(); k++)
+    if (tensors[k].shape() != s0)
+      throw Error("stack: tensor " + std::to_string(k) + " has shape " + fmt_shape(tensors[k].shape()) +
+                  ", tensor 0 has " + fmt_shape(s0) + " (expected equal shapes)");
+  int64_t d = resolve_new_axis("stack", dim, s0);
+  std::vector<Tensor> parts;
+  parts.reserve(tensors.size());
+  for (const Tensor& t : tensors) parts.push_back(t.unsqueeze(d));
+  return cat(parts, d);
+}
+
+std::vector<Tensor> Tensor::split(int64_t size, int64_t dim) const {
+  Shape s = shape();
+  int64_t d = normalize_axis("split", dim, s);
+  if (s.empty()) throw Error("split: cannot split a 0-d tensor");
+  if (size <= 0) throw Error("split: split size must be positive, got " + std::to_string(size));
+  int64_t n = s[size_t(d)];
+  std::vector<int64_t> sizes;
+  for (int64_t i = 0; i < std::max<int64_t>(n, 1); i += size) sizes.push_back(std::min(size, n - i));
+  return split(sizes, dim);
+}
+
+std::vector<Tensor> Tensor::split(const std::vector<int64_t>& sizes, int64_t dim) const {
+  Shape s = shape();
+  int64_t d = normalize_axis("split", dim, s);
+  if (s.empty()) throw Error("split: cannot split a 0-d tensor");
+  int64_t sum = 0;
+  for (int64_t v : sizes) {
+    if (v < 0) throw Error("split: negative size in " + fmt_shape(sizes));
+    sum += v;
+  }
+  if (sum != s[size_t(d)])
+    throw Error("split: sizes " + fmt_shape(sizes) + " sum to " + std::to_string(sum) + ", expected dim " +
+                std::to_string(dim) + " of shape " + fmt_shape(s) + " (" + std::to_string(s[size_t(d)]) + ")");
+  std::vector<Tensor> out;
+  int64_t at = 0;
+  for (int64_t v : sizes) {
+    out.push_back(shrink(keep_all_but(s, size_t(d), at, at + v)));
+    at += v;
+  }
+  return out;
+}
+
+std::vector<Tensor> Tensor::chunk(int64_t chunks, int64_t dim) const {
+  Shape s = shape();
+  int64_t d = normalize_axis("chunk", dim, s);
+  if (s.empty()) throw Error("chunk: cannot chunk a 0-d tensor");
+  if (chunks <= 0) throw Error("chunk: number of chunks must be positive, got " + std::to_string(chunks));
+  int64_t n = s[size_t(d)];
+  // As torch: pieces of ceil(n / chunks), so fewer than `chunks` pieces may come back; an empty dim gives
+  // `chunks` empty pieces.
+  if (n == 0) return split(std::vector<int64_t>(size_t(chunks), 0), dim);
+  return split((n + chunks - 1) / chunks, dim);
+}
+
+Tensor Tensor::pad(const PadArg& padding, const std::string& mode, ConstValue value) const {
+  Shape s = shape();
+  if (padding.size() != s.size())
+    throw Error("pad: padding " + fmt_pairs(padding) + " has " + std::to_string(padding.size()) +
+                " entries for the " + std::to_string(s.size()) + " dims of shape " + fmt_shape(s));
+  if (mode != "constant" && mode != "reflect" && mode != "replicate" && mode != "circular")
+    throw Error("pad: unknown mode '" + mode + "' (expected constant, reflect, replicate or circular)");
+  for (size_t i = 0; i < s.size(); i++)
+    if (s[i] + padding[i].first + padding[i].second < 0)
+      throw Error("pad: padding " + fmt_pairs(padding) + " cuts more than the " + std::to_string(s[i]) +
+                  " elements of dim " + std::to_string(i) + " of shape " + fmt_shape(s));
+  // Negative pads cut, like negative Python slices. Cut before padding for constant and circular (what wraps
+  // around is the cut tensor), after for reflect and replicate (they mirror the full data, as tinygrad does).
+  PadArg cut, grow;
+  for (size_t i = 0; i < s.size(); i++) {
+    auto [b, e] = padding[i];
+    cut.emplace_back(std::max<int64_t>(-b, 0), s[i] - std::max<int64_t>(-e, 0));
+    grow.emplace_back(std::max<int64_t>(b, 0), std::max<int64_t>(e, 0));
+  }
+  if (mode == "constant") {
+    Tensor x = shrink(cut);
+    Tensor base = x.pad(grow);
+    if (value.value == 0) return base;  // as tinygrad: a zero fill never changes the dtype
+    // Padding reads zeros, so the fill value goes in through a padded all-true mask.
+    Tensor inside(const_uop(1, dtypes::bool_, device(), x.shape()), device());
+    return inside.pad(grow).where(base, value);
+  }
+  if (mode == "circular") {
+    Tensor x = shrink(cut);
+    Shape xs = x.shape(), reps;
+    for (size_t i = 0; i < xs.size(); i++) {
+      auto [b, e] = grow[i];
+      if (b > xs[i] || e > xs[i])
+        throw Error("pad: circular padding " + fmt_pairs(padding) + " wraps around more than once in dim " +
+                    std::to_string(i) + " of shape " + fmt_shape(s));
+      reps.push_back(1 + (b > 0) + (e > 0));
+    }
+    // Tile the tensor once before and once after where needed, then cut the window.
+    Tensor tiled = x.repeat(reps);
+    Shape ts = tiled.shape();
+    PadArg window;
+    for (size_t i = 0; i < xs.size(); i++) {
+      auto [b, e] = grow[i];
+      window.emplace_back(b == 0 ? 0 : xs[i] - b, e == 0 ? ts[i] : ts[i] - xs[i] + e);
+    }
+    return tiled.shrink(window);
+  }
+  Tensor x = *this;
+  for (size_t d = 0; d < s.size(); d++) {
+    auto [b, e] = grow[d];
+    if (b == 0 && e == 0) continue;
+    int64_t n = s[d];
+    std::vector<Tensor> pieces;
+    if (mode == "reflect") {
+      if (b >= n || e >= n)
+        throw Error("pad: reflect padding " + fmt_pairs(padding) + " must be less than the size " +
+                    std::to_string(n) + " of dim " + std::to_string(d) + " of shape " + fmt_shape(s));
+      // Mirror images that leave out the edge element: [b..1] before, [n-2..n-1-e] after.
+      if (b > 0) pieces.push_back(x.shrink(keep_all_but(x.shape(), d, 1, b + 1)).flip(int64_t(d)));
+      pieces.push_back(x);
+      if (e > 0) pieces.push_back(x.shrink(keep_all_but(x.shape(), d, n - 1 - e, n - 1)).flip(int64_t(d)));
+    } else {
+      if (n == 0)
+        throw Error("pad: replicate padding " + fmt_pairs(padding) + " of the empty dim " + std::to_string(d) +
+                    " of shape " + fmt_shape(s));
+      Shape xs = x.shape();
+      auto edge = [&](int64_t at, int64_t count) {
+        Shape to = xs;
+        to[d] = count;
+        return x.shrink(keep_all_but(xs, d, at, at + 1)).expand(to);
+      };
+      if (b > 0) pieces.push_back(edge(0, b));
+      pieces.push_back(x);
+      if (e > 0) pieces.push_back(edge(n - 1, e));
+    }
+    x = cat(pieces, int64_t(d));
+  }
+  PadArg after;
+  Shape xs = x.shape();
+  for (size_t i = 0; i < s.size(); i++) after.emplace_back(cut[i].first, xs[i] - (s[i] - cut[i].second));
+  return x.shrink(after);
+}
+
+Tensor Tensor::roll(int64_t shift, int64_t dim) const {
+  return roll(std::vector<int64_t>{shift}, std::vector<int64_t>{dim});
+}
+
+Tensor Tensor::roll(const std::vector<int64_t>& shifts, const std::vector<int64_t>& dims) const {
+  Shape s = shape();
+  // No dims: roll the flattened tensor, as torch's roll(x, shift) with dims=None.
+  if (dims.empty()) {
+    if (shifts.size() != 1)
+      throw Error("roll: " + std::to_string(shifts.size()) + " shifts with no dims (expected exactly one shift)");
+    return flatten().roll(shifts[0], 0).reshape(s);
+  }
+  if (shifts.size() != dims.size())
+    throw Error("roll: " + std::to_string(shifts.size()) + " shifts " + fmt_shape(shifts) + " for " +
+                std::to_string(dims.size()) + " dims " + fmt_shape(dims) + " (expected one shift per dim)");
+  if (s.empty()) {
+    for (int64_t d : dims) normalize_axis("roll", d, s);
+    return *this;
+  }
+  std::vector<int64_t> total(s.size(), 0);
+  std::vector<bool> rolled(s.size(), false);
+  for (size_t i = 0; i < dims.size(); i++) {
+    int64_t d = normalize_axis("roll", dims[i], s);
+    total[size_t(d)] += shifts[i];  // rolling one dim twice adds up the shifts
+    rolled[size_t(d)] = true;
+  }
+  if (tg::prod(s) == 0) return *this;
+  // Two copies side by side along each rolled dim; the window starting at n - shift is the rolled tensor.
+  Shape reps;
+  PadArg window;
+  for (size_t d = 0; d < s.size(); d++) {
+    reps.push_back(rolled[d] ? 2 : 1);
+    int64_t start = rolled[d] ? s[d] - python_mod(total[d], s[d]) : 0;
+    window.emplace_back(start, start + s[d]);
+  }
+  return repeat(reps).shrink(window);
+}
+
+}  // namespace tg

@@ -1,0 +1,252 @@
+// Opts (UPCAST, UNROLL, THREAD) applied by hand to elementwise, reduce, matmul and padded kernels give the
+// same numbers as the plain loops (NOOPT), on the CPU (vectors, threads) and on the interpreter (scalar
+// lanes). Inputs are small integers, so every sum is exact whatever its order.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+
+#include "codegen/kernel.h"
+#include "engine/method_cache.h"
+#include "engine/realize.h"
+#include "runtime/device.h"
+#include "schedule/schedule.h"
+#include "tg/context.h"
+#include "tg/tg.h"
+
+using tg::Opt;
+using tg::OptOps;
+using tg::Tensor;
+
+namespace {
+
+using Graph = std::function<Tensor(const std::string& device)>;
+
+Tensor ints(const tg::Shape& shape, int seed, const std::string& dev, int lo = -4, int hi = 4) {
+  int64_t n = 1;
+  for (auto s : shape) n *= s;
+  std::vector<float> v(static_cast<size_t>(n));
+  uint32_t x = uint32_t(seed) * 2654435761u + 12345u;
+  for (auto& e : v) {
+    x = x * 1664525u + 1013904223u;
+    e = float(lo + int((x >> 8) % uint32_t(hi - lo + 1)));
+  }
+  Tensor t(v, shape, {.device = dev});
+  t.realize();
+  return t;
+}
+
+// The last kernel of the graph's schedule (its inputs realized by running the items before it).
+struct KernelUnderTest {
+  tg::ScheduleItem item;
+};
+
+KernelUnderTest last_kernel(const Graph& g, const std::string& dev) {
+  Tensor t = g(dev);
+  tg::Schedule s = tg::create_schedule({t.uop()});
+  EXPECT_FALSE(s.items.empty());
+  for (size_t i = 0; i + 1 < s.items.size(); i++) tg::run_schedule_item(s.items[i]);
+  return {s.items.back()};
+}
+
+// Runs the kernel compiled with `opts` and returns its output as floats (the output buffer is filled with
+// a sentinel first, so an element the kernel forgets to write shows up).
+std::vector<float> run_with(const KernelUnderTest& k, const std::string& dev, const std::vector<Opt>& opts,
+                            std::string* src = nullptr) {
+  auto runner = tg::compile_runner(dev, k.item.ast, &opts);
+  if (src) *src = runner->spec.src;
+  std::vector<void*> ptrs;
+  for (auto& b : k.item.bufs) ptrs.push_back(b->ensure_allocated());
+  tg::Buffer& out = *k.item.bufs[0];
+  EXPECT_EQ(out.dtype(), tg::dtypes::float32);
+  std::vector<float> sentinel(size_t(out.size()), -12345.0f), result(size_t(out.size()));
+  out.copyin(sentinel.data(), out.nbytes());
+  runner->program->run(ptrs, {}, true);
+  out.copyout(result.data(), out.nbytes());
+  return result;
+}
+
+tg::Shape shape_of(const KernelUnderTest& k, const std::string& dev) {
+  tg::Kernel kern(k.item.ast, tg::get_device(dev).renderer());
+  return kern.full_shape();
+}
+
+void expect_same(const std::vector<float>& want, const std::vector<float>& got, const std::string& what) {
+  ASSERT_EQ(want.size(), got.size()) << what;
+  for (size_t i = 0; i < want.size(); i++)
+    ASSERT_EQ(want[i], got[i]) << what << " at " << i;
+}
+
+std::string str(const std::vector<Opt>& opts) {
+  std::string s;
+  for (auto& o : opts) s += o.repr() + " ";
+  return s;
+}
+
+// Every opt list gives the NOOPT numbers on both devices.
+void check_opts(const Graph& g, const std::vector<std::vector<Opt>>& cases) {
+  for (std::string dev : {"CPU", "INTERP"}) {
+    KernelUnderTest k = last_kernel(g, dev);
+    std::vector<float> want = run_with(k, dev, {});
+    for (auto& opts : cases) expect_same(want, run_with(k, dev, opts), dev + " " + str(opts));
+    // and the default heuristics
+    auto runner = tg::compile_runner(dev, k.item.ast, nullptr);
+    (void)runner;
+  }
+}
+
+Tensor matmul_graph(const std::string& d, int m, int kk, int n) {
+  return ints({m, kk}, 1, d).matmul(ints({kk, n}, 2, d));
+}
+
+}  // namespace
+
+TEST(Opts, ElementwiseUpcastAndThread) {
+  // a transposed input keeps the two dims apart: (16, 32)
+  Graph g = [](const std::string& d) { return ints({16, 32}, 1, d) + ints({32, 16}, 2, d).T() * 2.0f; };
+  ASSERT_EQ(shape_of(last_kernel(g, "CPU"), "CPU"), (tg::Shape{16, 32}));
+  check_opts(g, {
+                    {{OptOps::UPCAST, 1, 4}},
+                    {{OptOps::UPCAST, 1, 16}},
+                    {{OptOps::UPCAST, 0, 4}},
+                    {{OptOps::UPCAST, 1, 8}, {OptOps::UPCAST, 0, 2}},
+                    {{OptOps::UPCAST, 0, 0}},
+                    {{OptOps::THREAD, 0, 2}},
+                    {{OptOps::THREAD, 0, 4}, {OptOps::UPCAST, 2, 4}},
+                    {{OptOps::UPCAST, 1, 4}, {OptOps::THREAD, 0, 16}},
+                });
+}
+
+TEST(Opts, ReduceUnrollUpcastThread) {
+  for (bool use_max : {false, true}) {
+    Graph g = [use_max](const std::string& d) {
+      Tensor x = ints({24, 64}, 3, d);
+      return use_max ? x.max(1) : x.sum(1);
+    };
+    check_opts(g, {
+                      {{OptOps::UNROLL, 0, 4}},
+                      {{OptOps::UNROLL, 0, 8}},  // vector accumulators along the contiguous reduce dim
+                      {{OptOps::UNROLL, 0, 0}},
+                      {{OptOps::UPCAST, 0, 4}, {OptOps::UNROLL, 0, 4}},
+                      {{OptOps::UPCAST, 0, 8}, {OptOps::UNROLL, 0, 16}},
+                      {{OptOps::THREAD, 0, 3}, {OptOps::UNROLL, 0, 2}},
+                  });
+  }
+  // a reduce over the outer dim: the output dim is contiguous in the input (vector loads)
+  Graph col = [](const std::string& d) { return ints({40, 32}, 4, d).sum(0); };
+  check_opts(col, {
+                      {{OptOps::UPCAST, 0, 8}},
+                      {{OptOps::UPCAST, 0, 16}, {OptOps::UNROLL, 0, 4}},
+                      {{OptOps::UPCAST, 0, 4}, {OptOps::UNROLL, 0, 5}, {OptOps::THREAD, 0, 2}},
+                  });
+}
+
+TEST(Opts, MatmulTiles) {
+  Graph g = [](const std::string& d) { return matmul_graph(d, 16, 24, 32); };
+  ASSERT_EQ(shape_of(last_kernel(g, "CPU"), "CPU"), (tg::Shape{16, 32, 24}));
+  check_opts(g, {
+                    {{OptOps::UPCAST, 1, 4}, {OptOps::UPCAST, 0, 4}},
+                    {{OptOps::UPCAST, 1, 16}, {OptOps::UPCAST, 0, 2}, {OptOps::UNROLL, 0, 4}},
+                    {{OptOps::UPCAST, 0, 4}, {OptOps::UPCAST, 1, 8}, {OptOps::UNROLL, 0, 3}, {OptOps::THREAD, 0, 2}},
+                    {{OptOps::UNROLL, 0, 8}},  // vector along K, lanes added after the loop
+                    {{OptOps::UPCAST, 1, 2}, {OptOps::UNROLL, 0, 0}},
+                    {{OptOps::THREAD, 1, 4}, {OptOps::UPCAST, 1, 8}},
+                });
+}
+
+TEST(Opts, MatmulTransposedB) {
+  // A @ B.T: both operands contiguous along K
+  Graph g = [](const std::string& d) { return ints({12, 32}, 5, d).matmul(ints({20, 32}, 6, d).T()); };
+  check_opts(g, {
+                    {{OptOps::UNROLL, 0, 8}, {OptOps::UPCAST, 0, 4}},
+                    {{OptOps::UNROLL, 0, 16}, {OptOps::UPCAST, 1, 4}, {OptOps::UPCAST, 0, 2}},
+                    {{OptOps::UPCAST, 1, 4}, {OptOps::UNROLL, 0, 4}},
+                });
+}
+
+TEST(Opts, PaddedAndMasked) {
+  // padding gives gated loads; the mask depends on the upcast and vector dims
+  Graph pad = [](const std::string& d) {
+    return ints({10, 14}, 7, d).pad({{1, 1}, {3, 3}}) * ints({12, 20}, 8, d);
+  };
+  check_opts(pad, {
+                      {{OptOps::UPCAST, 1, 4}},
+                      {{OptOps::UPCAST, 1, 2}, {OptOps::UPCAST, 0, 4}},
+                      {{OptOps::UPCAST, 0, 3}, {OptOps::UPCAST, 1, 5}},
+                      {{OptOps::THREAD, 0, 2}, {OptOps::UPCAST, 2, 4}},
+                  });
+  // a reduce over a padded and shrunk input: the gate depends on the unrolled dim
+  Graph pad_reduce = [](const std::string& d) {
+    return ints({8, 30}, 9, d).pad({{0, 0}, {1, 1}}).shrink({{0, 8}, {0, 32}}).sum(1);
+  };
+  check_opts(pad_reduce, {
+                             {{OptOps::UNROLL, 0, 4}},
+                             {{OptOps::UNROLL, 0, 8}},
+                             {{OptOps::UPCAST, 0, 4}, {OptOps::UNROLL, 0, 16}},
+                         });
+  // an expanded (broadcast) input: a reduce over a dim the input does not depend on
+  Graph expanded = [](const std::string& d) {
+    return ints({6, 1}, 10, d).expand({6, 16}).sum(1) + ints({6}, 11, d);
+  };
+  check_opts(expanded, {{{OptOps::UNROLL, 0, 4}}, {{OptOps::UNROLL, 0, 16}}, {{OptOps::UPCAST, 0, 2}}});
+}
+
+TEST(Opts, WhatTheCpuSourceShows) {
+  Graph g = [](const std::string& d) { return matmul_graph(d, 16, 24, 32); };
+  KernelUnderTest k = last_kernel(g, "CPU");
+  std::string src;
+  run_with(k, "CPU", {{OptOps::UPCAST, 1, 8}, {OptOps::UPCAST, 0, 2}, {OptOps::THREAD, 0, 2}}, &src);
+  EXPECT_NE(src.find("float8"), std::string::npos) << src;  // vector accumulators and loads
+  EXPECT_NE(src.find("int core_id"), std::string::npos) << src;
+  EXPECT_NE(src.find("acc1"), std::string::npos) << src;  // two accumulators share one reduce loop
+  auto runner = tg::compile_runner("CPU", k.item.ast, nullptr);
+  tg::Kernel kern(k.item.ast, tg::get_device("CPU").renderer());
+  kern.hand_coded_optimizations();
+  EXPECT_FALSE(kern.applied_opts().empty());
+  EXPECT_EQ(runner->spec.name.substr(0, 2), "r_");
+}
+
+TEST(Opts, BadOptsThrow) {
+  Graph g = [](const std::string& d) { return matmul_graph(d, 16, 24, 32); };
+  KernelUnderTest k = last_kernel(g, "CPU");
+  tg::Kernel kern(k.item.ast, tg::get_device("CPU").renderer());
+  EXPECT_THROW(kern.apply_opt({OptOps::UPCAST, 0, 5}), tg::KernelOptError);   // 5 does not divide 16
+  EXPECT_THROW(kern.apply_opt({OptOps::UPCAST, 2, 4}), tg::KernelOptError);   // a reduce dim
+  EXPECT_THROW(kern.apply_opt({OptOps::UNROLL, 1, 2}), tg::KernelOptError);   // only one reduce dim
+  EXPECT_THROW(kern.apply_opt({OptOps::UPCAST, 9, 2}), tg::KernelOptError);   // no such axis
+  EXPECT_THROW(kern.apply_opt({OptOps::LOCAL, 0, 2}), tg::KernelOptError);    // not on the CPU
+  EXPECT_EQ(kern.full_shape(), (tg::Shape{16, 32, 24}));                      // unchanged
+  kern.apply_opt({OptOps::THREAD, 0, 2});
+  EXPECT_THROW(kern.apply_opt({OptOps::THREAD, 1, 2}), tg::KernelOptError);   // one THREAD dim
+  EXPECT_EQ(kern.name(), "r_2_8_32_24");
+}
+
+TEST(Opts, DefaultsAgreeWithInterpreterExactly) {
+  // The heuristics do not depend on the renderer (but for THREAD), so the CPU and the interpreter compute
+  // the same sums in the same order: bit-exact agreement even with non-integer data.
+  auto frac = [](const std::string& d, const tg::Shape& s, int seed) { return ints(s, seed, d, -50, 50) * 0.37f; };
+  Graph g = [&](const std::string& d) { return frac(d, {40, 72}, 1).matmul(frac(d, {72, 48}, 2)).relu(); };
+  Graph red = [&](const std::string& d) { return (frac(d, {64, 96}, 3) * 1.1f).sum(1); };
+  for (const Graph& gr : {g, red}) {
+    Tensor c = gr("CPU"), i = gr("INTERP");
+    auto a = c.tolist<float>(), b = i.tolist<float>();
+    expect_same(b, a, "defaults");
+  }
+}
+
+TEST(Opts, ThreadsOneDisablesThreading) {
+  Graph g = [](const std::string& d) { return matmul_graph(d, 128, 64, 128); };
+  KernelUnderTest k = last_kernel(g, "CPU");
+  {
+    tg::Context ctx({{"THREADS", 1}});
+    tg::Kernel kern(k.item.ast, tg::get_device("CPU").renderer());
+    kern.hand_coded_optimizations();
+    for (auto& o : kern.applied_opts()) EXPECT_NE(o.op, OptOps::THREAD);
+  }
+  {
+    tg::Context ctx({{"THREADS", 3}});
+    tg::Kernel kern(k.item.ast, tg::get_device("CPU").renderer());
+    EXPECT_EQ(kern.renderer().threads(), 3);
+  }
+}
