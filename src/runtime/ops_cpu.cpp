@@ -266,8 +266,11 @@ class ThreadPool {
 #endif
   }
 
+  // A new worker starts from the generation before the coming job. Reading it inside the thread instead
+  // would race: a thread scheduled late could read a later generation (even the destructor's) and sleep
+  // through it forever.
   void ensure_workers(int n) {
-    while (int(workers_.size()) < n) workers_.emplace_back([this] { loop(); });
+    while (int(workers_.size()) < n) workers_.emplace_back([this, g = generation_.load()] { loop(g); });
   }
 
   // Take tasks until none are left.
@@ -281,8 +284,7 @@ class ThreadPool {
     }
   }
 
-  void loop() {
-    uint64_t seen = generation_.load();
+  void loop(uint64_t seen) {
     for (;;) {
       // Spin for a new job for a little while (about 100us), then sleep.
       auto t0 = std::chrono::steady_clock::now();
@@ -291,7 +293,7 @@ class ThreadPool {
         if ((spins & 255) == 255 && std::chrono::steady_clock::now() - t0 > std::chrono::microseconds(100)) break;
       }
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return generation_.load() != seen; });
+      cv_.wait(lock, [&] { return stop_ || generation_.load() != seen; });
       seen = generation_.load();
       if (stop_) return;
       if (!job_) continue;
