@@ -30,8 +30,9 @@ int rank(AxisKind k) {
   switch (k) {
     case AxisKind::THREAD: return 0;
     case AxisKind::LOOP: return 1;
-    case AxisKind::REDUCE: return 2;
-    default: return 3;  // UNROLL and UPCAST share the upcast region, in the order they were made
+    case AxisKind::LOCAL: return 2;
+    case AxisKind::REDUCE: return 3;
+    default: return 4;  // UNROLL and UPCAST share the upcast region, in the order they were made
   }
 }
 }  // namespace
@@ -67,13 +68,20 @@ Kernel::Kernel(const UOpPtr& ast, const Renderer& renderer) : ast_(ast), rendere
 
 int Kernel::first_reduce() const {
   int n = 0;
-  while (n < int(kinds_.size()) && rank(kinds_[size_t(n)]) < 2) n++;
+  while (n < int(kinds_.size()) && rank(kinds_[size_t(n)]) < 3) n++;
   return n;
 }
 
 int Kernel::first_upcast() const {
   int n = 0;
-  while (n < int(kinds_.size()) && rank(kinds_[size_t(n)]) < 3) n++;
+  while (n < int(kinds_.size()) && rank(kinds_[size_t(n)]) < 4) n++;
+  return n;
+}
+
+int64_t Kernel::local_size() const {
+  int64_t n = 1;
+  for (size_t d = 0; d < kinds_.size(); d++)
+    if (kinds_[d] == AxisKind::LOCAL) n *= full_shape_[d];
   return n;
 }
 
@@ -169,7 +177,7 @@ void Kernel::shift_to(int d, int64_t amount, bool top, AxisKind kind) {
   // Restore the order of kinds; the new dim goes last among its kind (first for THREAD).
   std::vector<int64_t> order;
   if (kind == AxisKind::THREAD) order.push_back(int64_t(moved));
-  for (int r = 0; r < 4; r++)
+  for (int r = 0; r < 5; r++)
     for (size_t i = 0; i < kinds_.size(); i++)
       if (i != moved && rank(kinds_[i]) == r) order.push_back(int64_t(i));
   if (kind != AxisKind::THREAD) {
@@ -228,6 +236,15 @@ void Kernel::apply_opt(const Opt& opt) {
       if (amount > 256) fail("too many threads");
       if (amount > 1) shift_to(d, amount, true, AxisKind::THREAD);
       break;
+    case OptOps::LOCAL: {
+      if (!renderer_.has_local()) fail("LOCAL needs a device with workgroups");
+      if (kinds_[size_t(d)] != AxisKind::LOOP) fail("LOCAL needs an output loop dim");
+      int n_local = int(std::count(kinds_.begin(), kinds_.end(), AxisKind::LOCAL));
+      if (n_local >= 3) fail("at most 3 local dims");
+      if (local_size() * amount > renderer_.max_local_size()) fail("too many threads in a workgroup");
+      if (amount > 1) shift_to(d, amount, false, AxisKind::LOCAL);
+      break;
+    }
     default: fail("not supported on this device yet");
   }
   applied_.push_back(opt);
@@ -278,11 +295,13 @@ void Kernel::hand_coded_optimizations() {
   auto dtype_of_output = ast_->src.at(0)->src.at(2)->dtype;
   const int vw = dtype_of_output.itemsize() == 8 ? host_vector_floats() / 2 : host_vector_floats();
 
+  const bool gpu = renderer_.has_local();
   // 1. Vectorize the output's contiguous dim: the widest vector that divides it (not wider than the CPU's).
+  //    (Not on GPUs: there neighbouring threads take neighbouring elements, so loads coalesce.)
   int vdim = -1;
   for (int d = first_reduce() - 1; d >= 0; d--)
     if (kinds_[size_t(d)] == AxisKind::LOOP && stride_of(0, d) == 1) vdim = d;
-  if (vdim >= 0 && (dtype_of_output.is_float() && dtype_of_output.itemsize() >= 4)) {
+  if (!gpu && vdim >= 0 && (dtype_of_output.is_float() && dtype_of_output.itemsize() >= 4)) {
     int64_t s = full_shape_[size_t(vdim)];
     for (int w : {16, 8, 4, 2}) {
       if (w > vw || s % w != 0) continue;
@@ -374,6 +393,20 @@ void Kernel::hand_coded_optimizations() {
       if (done) break;
     }
   }
+
+  // 5. GPU workgroups: make the innermost output dims local (threads of one block), up to 256 threads;
+  //    the innermost gets up to 32 so a warp reads consecutive elements.
+  if (gpu) {
+    int64_t budget = 256;
+    for (int d = first_reduce() - 1; d >= 0 && budget > 1; d--) {
+      if (kinds_[size_t(d)] != AxisKind::LOOP) continue;
+      for (int64_t amt : {32, 16, 8, 4, 2}) {
+        if (amt > budget || full_shape_[size_t(d)] % amt != 0) continue;
+        if (try_opt({OptOps::LOCAL, d, int(amt)})) budget /= amt;
+        break;
+      }
+    }
+  }
 }
 
 UOpPtr Kernel::optimized_ast() const {
@@ -416,6 +449,7 @@ std::string Kernel::colored_name() const {
     switch (kinds_[d]) {
       case AxisKind::THREAD: c = "cyan"; break;
       case AxisKind::LOOP: c = "blue"; break;
+      case AxisKind::LOCAL: c = "cyan"; break;
       case AxisKind::REDUCE: c = "red"; break;
       case AxisKind::UNROLL: c = "magenta"; break;
       case AxisKind::UPCAST: c = "yellow"; break;

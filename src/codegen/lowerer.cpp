@@ -37,19 +37,40 @@ bool contains(const UOpPtr& root, const UOp* x) {
   return false;
 }
 
+// On a GPU renderer, which dims are launch indices: the innermost three LOOP dims are the grid (gidx0 the
+// innermost: blockIdx.x allows 2^31-1 blocks, y and z only 65535, so a dim too large for them stays a loop),
+// the LOCAL dims are the threads of a block (lidx0 the innermost, so a warp's threads are neighbours).
+// Empty names: a loop (RANGE).
+std::vector<std::string> launch_names(const Kernel& k) {
+  const Shape& fs = k.full_shape();
+  std::vector<std::string> names(fs.size());
+  if (!k.renderer().has_local()) return names;
+  int g = 0, l = 0;
+  for (size_t d = fs.size(); d-- > 0;) {
+    if (k.kinds()[d] == AxisKind::LOCAL) names[d] = "lidx" + std::to_string(l++);
+    if (k.kinds()[d] == AxisKind::LOOP && g < 3 && fs[d] <= (g == 0 ? int64_t(INT32_MAX) : 65535))
+      names[d] = "gidx" + std::to_string(g++);
+  }
+  return names;
+}
+
 class Lowerer {
  public:
   explicit Lowerer(const Kernel& k) : k_(k), ren_(k.renderer()) {
     const Shape& fs = k.full_shape();
     const auto& kinds = k.kinds();
     const int vdim = k.vector_dim();
+    const std::vector<std::string> launch = launch_names(k);
     for (size_t d = 0; d < fs.size(); d++) {
       UOpPtr r = UOp::make(Ops::RANGE, dtypes::int32, {UOp::const_int(0), UOp::const_int(fs[d])}, int64_t(d));
       switch (kinds[d]) {
         case AxisKind::THREAD:
           r = UOp::make(Ops::SPECIAL, dtypes::int32, {}, NamedRange{"core_id", 0, fs[d] - 1});
           break;
-        case AxisKind::LOOP: break;
+        case AxisKind::LOOP:
+        case AxisKind::LOCAL:
+          if (!launch[d].empty()) r = UOp::make(Ops::SPECIAL, dtypes::int32, {}, NamedRange{launch[d], 0, fs[d] - 1});
+          break;
         case AxisKind::REDUCE: reduce_ranges_.push_back(r); break;
         case AxisKind::UNROLL:
         case AxisKind::UPCAST:

@@ -66,6 +66,13 @@ std::unique_ptr<CompiledRunner> compile_runner(const std::string& device, const 
     if (u->op == Ops::DEFINE_VAR) spec.vars.push_back(u);
     // a kernel split across CPU threads launches one instance per core_id
     if (u->op == Ops::SPECIAL && u->get<NamedRange>().name == "core_id") spec.global_size[0] = u->get<NamedRange>().max + 1;
+    // GPU launch: gidxN counts blocks along dim N, lidxN threads of a block
+    if (u->op == Ops::SPECIAL) {
+      const auto& nr = u->get<NamedRange>();
+      const size_t dim = size_t(nr.name.back() - '0');
+      if (nr.name.rfind("gidx", 0) == 0 && dim < 3) spec.global_size[dim] = nr.max + 1;
+      if (nr.name.rfind("lidx", 0) == 0 && dim < 3) spec.local_size[dim] = nr.max + 1;
+    }
   }
   spec.estimated_ops = estimate_flops(spec.uops);
   spec.src = dev.renderer().render(spec.name, spec.uops);

@@ -92,8 +92,9 @@ CStyleRenderer::CStyleRenderer() {
   // integer (1/0.33333334f == 3.0f), so narrower floats divide in double.
   t[int(Ops::IDIV)] = [this](const V& a, DType dt) {
     if (!dt.is_float()) return "(" + a[0] + "/" + a[1] + ")";
-    if (dt.scalar == Scalar::Float64) return "__builtin_trunc(" + a[0] + "/" + a[1] + ")";
-    return "((" + type_name(dt) + ")__builtin_trunc((double)" + a[0] + "/" + a[1] + "))";
+    const std::string trunc = math_fn("__builtin_trunc", dtypes::float64);
+    if (dt.scalar == Scalar::Float64) return trunc + "(" + a[0] + "/" + a[1] + ")";
+    return "((" + type_name(dt) + ")" + trunc + "((double)" + a[0] + "/" + a[1] + "))";
   };
   t[int(Ops::MOD)] = [this](const V& a, DType dt) {
     if (dt.is_float()) return math_fn("__builtin_fmod", dt) + "(" + a[0] + "," + a[1] + ")";
@@ -303,7 +304,7 @@ std::string CStyleRenderer::render_cast(DType to, DType from, const std::string&
     pre.need("tg_ftoi", [&] {
       return helper_qualifier() + " long long tg_ftoi(double x) {\n"
              "  if (!(x > -0x1p64 && x < 0x1p64)) return 0;\n"
-             "  double t = __builtin_trunc(x);\n"
+             "  double t = " + math_fn("__builtin_trunc", dtypes::float64) + "(x);\n"
              "  if (t >= 0x1p63) return (long long)(unsigned long long)t;\n"
              "  if (t < -0x1p63) return (long long)(0ull - (unsigned long long)(-t));\n"
              "  return (long long)t;\n"
@@ -361,7 +362,8 @@ std::string CStyleRenderer::param_decl(const Param& p) const {
          p.name;
 }
 
-std::string CStyleRenderer::kernel_signature(const std::string& name, const std::vector<Param>& params) const {
+std::string CStyleRenderer::kernel_signature(const std::string& name, const std::vector<Param>& params,
+                                             const Prelude&) const {
   std::string s = "void " + name + "(";
   for (size_t i = 0; i < params.size(); i++) s += (i ? ", " : "") + param_decl(params[i]);
   return s + ")";
@@ -495,6 +497,7 @@ std::string CStyleRenderer::render(const std::string& name, const std::vector<UO
           specials.push_back(Param{r[i], u.dtype, false, false});
           break;
         }
+        if (nr.name.rfind("lidx", 0) == 0) pre.local_threads *= nr.max + 1;
         line(type_name(u.dtype) + " " + r[i] + " = " + render_special(nr) + ";");
         break;
       }
@@ -563,7 +566,7 @@ std::string CStyleRenderer::render(const std::string& name, const std::vector<UO
   std::vector<Param> params = bufs;
   params.insert(params.end(), vars.begin(), vars.end());
   params.insert(params.end(), specials.begin(), specials.end());
-  return prefix(pre) + kernel_signature(name, params) + " {\n" + body + "}\n" + epilogue(name, params);
+  return prefix(pre) + kernel_signature(name, params, pre) + " {\n" + body + "}\n" + epilogue(name, params);
 }
 
 }  // namespace tg

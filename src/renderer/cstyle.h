@@ -36,6 +36,7 @@ class CStyleRenderer : public Renderer {
     std::vector<DType> vector_types;                           // vector dtypes that appear
     bool inf = false, nan = false;                             // INFINITY / NAN are used
     bool half = false, bf16 = false;                           // float16 / bfloat16 values appear
+    int64_t local_threads = 1;                                 // threads of a workgroup (product of lidx sizes)
     // Adds a helper once; `definition` is only built when the helper is new.
     void need(const std::string& name, const std::function<std::string()>& definition);
   };
@@ -87,7 +88,8 @@ class CStyleRenderer : public Renderer {
 
   // ---- the function around the body ----
   // "void name(float* restrict data0, const float* restrict data1, int n)" by default.
-  virtual std::string kernel_signature(const std::string& name, const std::vector<Param>& params) const;
+  virtual std::string kernel_signature(const std::string& name, const std::vector<Param>& params,
+                                       const Prelude& pre) const;
   virtual std::string param_decl(const Param& p) const;  // one parameter of the signature
   // Definitions the kernel needs ahead of it (typedefs, helpers, INFINITY ...).
   virtual std::string prefix(const Prelude& pre) const;
@@ -102,7 +104,8 @@ class CStyleRenderer : public Renderer {
   // Shared helpers for subclasses.
   static std::string strip_parens(const std::string& s);  // "(a+b)" -> "a+b", "(a)+(b)" unchanged
   static bool is_narrow_int(DType dt);                    // bool, 8- and 16-bit ints: C computes them as int
-  std::string math_fn(const char* base, DType dt) const;  // "__builtin_exp2f" / "__builtin_exp2"
+  // A math function by its GCC builtin name: "__builtin_exp2f" / "__builtin_exp2" (CUDA drops the prefix).
+  virtual std::string math_fn(const char* base, DType dt) const;
 };
 
 }  // namespace tg

@@ -14,6 +14,7 @@ class Renderer {
   // order, then the DEFINE_VARs (int), then a CPU kernel's SPECIAL core_id (int), as parameters.
   virtual std::string render(const std::string& name, const std::vector<UOpPtr>& uops) const = 0;
   virtual bool has_local() const { return false; }   // GPU-style launch with SPECIAL indices
+  virtual int64_t max_local_size() const { return 1; }  // most threads in one workgroup (has_local)
   virtual bool supports(Ops op) const { return true; }  // codegen decomposes ops a backend lacks
   // Whether `op` (an ALU op, LOAD, STORE or DEFINE_ACC) can take vectors of `scalar` (dtype.vec(n), n in
   // 2, 4, 8, 16). Codegen writes vector nodes only where this holds and lanes of scalars elsewhere; the

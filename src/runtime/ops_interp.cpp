@@ -12,6 +12,8 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "helpers/env.h"
+#include "renderer/cuda.h"
 #include "runtime/devices.h"
 #include "runtime/interpreter.h"
 #include "runtime/lru_allocator.h"
@@ -79,16 +81,31 @@ class InterpCompiler : public Compiler {
 };
 
 // Nothing is rendered to run, but DEBUG=4 prints the "source": a readable listing of the kernel.
+//
+// EMULATE=CUDA (read when the device opens, as tinygrad's EMULATE_CUDA) makes codegen treat INTERP as a
+// GPU: kernels get CUDA's launch grid and workgroups (SPECIAL gidx/lidx) and opts, and every kernel is also
+// rendered as CUDA source (so a renderer error shows up here), while the interpreter runs the uops with GPU
+// semantics. That is how the GPU lowering path is tested on machines without a GPU.
 class InterpRenderer : public Renderer {
  public:
-  std::string render(const std::string& name, const std::vector<UOpPtr>& uops) const override {
-    return "// INTERP kernel " + name + "\n" + uops_listing(uops);
+  InterpRenderer() {
+    std::string emulate = getenv_str("EMULATE");
+    if (emulate == "CUDA") gpu_ = std::make_unique<CUDARenderer>();
+    else if (!emulate.empty()) throw Error("INTERP: EMULATE=" + emulate + " is not known (expected CUDA or nothing)");
   }
-  // CPU-style codegen (loops, no SPECIAL) until the interpreter has DEFINE_LOCAL; the GPU issue flips it.
-  bool has_local() const override { return false; }
+  std::string render(const std::string& name, const std::vector<UOpPtr>& uops) const override {
+    std::string listing = "// INTERP kernel " + name + "\n" + uops_listing(uops);
+    if (gpu_) return gpu_->render(name, uops) + listing;
+    return listing;
+  }
+  bool has_local() const override { return gpu_ != nullptr; }
+  int64_t max_local_size() const override { return gpu_ ? gpu_->max_local_size() : 1; }
   // Ops outside program.h's list (THREEFRY ...) must be decomposed by codegen before they reach us.
   bool supports(Ops op) const override { return Interpreter::executes(op); }
   std::string device() const override { return "INTERP"; }
+
+ private:
+  std::unique_ptr<CUDARenderer> gpu_;
 };
 
 class InterpProgram : public Program {

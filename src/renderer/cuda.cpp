@@ -1,0 +1,188 @@
+// CUDARenderer: CUDA C++ for NVRTC (see cuda.h).
+//
+// Semantics are those of exec_alu, as in the C renderer: float16/bfloat16 values live in float registers
+// and are rounded back to their format after every op (buffers hold cuda_fp16/cuda_bf16 types), integer
+// division and shifts never trap, float->int conversions out of range give 0. Math functions are CUDA's
+// (exp2f, log2f, sinf, sqrtf ...), compiled without fast-math.
+#include "renderer/cuda.h"
+
+#include <utility>
+
+#include "tg/error.h"
+#include "uop/exec_alu.h"
+
+namespace tg {
+namespace {
+
+bool is_half(DType dt) { return dt.scalar == Scalar::Float16; }
+bool is_bf16(DType dt) { return dt.scalar == Scalar::BFloat16; }
+bool is_16bit_float(DType dt) { return is_half(dt) || is_bf16(dt); }
+
+// Ops whose float result may fall between two float16/bfloat16 values and so must be rounded again.
+bool rounds(Ops op) {
+  switch (op) {
+    case Ops::CMPLT: case Ops::CMPNE: case Ops::MAX: case Ops::WHERE: case Ops::NEG: case Ops::TRUNC: return false;
+    default: return true;
+  }
+}
+
+// float <-> 16-bit conversions and the round-to-format helpers. __double2half / __double2bfloat16 round
+// once from double, so sources wider than float never round twice.
+const char* kHalfHelpers = R"(__device__ inline float tg_rh(float x) { return __half2float(__float2half_rn(x)); }
+)";
+const char* kBf16Helpers = R"(__device__ inline float tg_rbf(float x) { return __bfloat162float(__float2bfloat16_rn(x)); }
+)";
+
+}  // namespace
+
+CUDARenderer::CUDARenderer(std::string arch) : arch_(std::move(arch)) {}
+
+bool CUDARenderer::supports(Ops op) const { return op != Ops::WMMA && CStyleRenderer::supports(op); }
+
+// Scalars only for now: the lowerer writes lanes, which NVCC's backend keeps in registers. (float4 loads
+// come with the GPU optimizer.)
+bool CUDARenderer::vectorizes(Ops, DType) const { return false; }
+
+std::string CUDARenderer::math_fn(const char* base, DType dt) const {
+  std::string b = base;
+  if (b.rfind("__builtin_", 0) == 0) b = b.substr(10);
+  return b + (dt.scalar == Scalar::Float64 ? "" : "f");
+}
+
+std::string CUDARenderer::type_name(DType dt) const {
+  if (dt.count > 1 && (dt.is_bool() || is_16bit_float(dt)))
+    throw Error("render: CUDA vectors of " + dt.scalar_type().repr() + " are not supported (devectorize them)");
+  if (dt.count == 1 && is_16bit_float(dt)) return "float";  // values in registers; see buffer_type_name
+  if (dt.count == 1 && dt.scalar == Scalar::Int64) return "long long";
+  if (dt.count == 1 && dt.scalar == Scalar::UInt64) return "unsigned long long";
+  return CStyleRenderer::type_name(dt);
+}
+
+std::string CUDARenderer::buffer_type_name(DType dt) const {
+  if (is_half(dt)) return "half";
+  if (is_bf16(dt)) return "__nv_bfloat16";
+  return type_name(dt);
+}
+
+std::string CUDARenderer::float_literal(double v, DType dt, Prelude& pre) const {
+  // A 16-bit float constant is the float holding its (exactly representable) rounded value.
+  if (is_half(dt)) v = half_bits_to_double(double_to_half_bits(v));
+  if (is_bf16(dt)) v = bf16_bits_to_double(double_to_bf16_bits(v));
+  return CStyleRenderer::float_literal(v, is_16bit_float(dt) ? dtypes::float32 : dt, pre);
+}
+
+std::string CUDARenderer::render_alu(const UOp& u, const std::vector<std::string>& a, Prelude& pre) const {
+  DType dt = u.dtype;
+  // MULACC: exec_alu rounds a*b+c once (computed in double); float would round twice. fma is exact too.
+  if (u.op == Ops::MULACC && dt.is_float() && dt.scalar != Scalar::Float64) {
+    std::string e = "fma((double)" + a[0] + ", (double)" + a[1] + ", (double)" + a[2] + ")";
+    if (is_half(dt)) return "__half2float(__double2half(" + e + "))";
+    if (is_bf16(dt)) return "__bfloat162float(__double2bfloat16(" + e + "))";
+    return "((float)" + e + ")";
+  }
+  if (u.op == Ops::IDIV && is_16bit_float(dt)) {
+    std::string e = "trunc((double)" + a[0] + "/" + a[1] + ")";
+    return is_half(dt) ? "__half2float(__double2half(" + e + "))" : "__bfloat162float(__double2bfloat16(" + e + "))";
+  }
+  std::string e = CStyleRenderer::render_alu(u, a, pre);
+  if (is_16bit_float(dt) && rounds(u.op)) return (is_half(dt) ? "tg_rh(" : "tg_rbf(") + strip_parens(e) + ")";
+  return e;
+}
+
+std::string CUDARenderer::render_cast(DType to, DType from, const std::string& x, Prelude& pre) const {
+  if (to == from) return x;
+  if (is_16bit_float(to)) {
+    // From double or wide integers, round once from double; from float, narrower ints and the other 16-bit
+    // format, float holds the value exactly.
+    bool via_double = from.scalar == Scalar::Float64 || (from.is_int() && from.itemsize() >= (is_bf16(to) ? 4 : 8));
+    if (via_double)
+      return is_half(to) ? "__half2float(__double2half((double)(" + x + ")))"
+                         : "__bfloat162float(__double2bfloat16((double)(" + x + ")))";
+    return (is_half(to) ? "tg_rh((float)(" : "tg_rbf((float)(") + x + "))";
+  }
+  return CStyleRenderer::render_cast(to, is_16bit_float(from) ? dtypes::float32 : from, x, pre);
+}
+
+std::string CUDARenderer::render_bitcast(DType to, DType from, const std::string& x, Prelude& pre) const {
+  if (to.itemsize() != from.itemsize())
+    throw Error("render: BITCAST between sizes (" + from.repr() + " -> " + to.repr() + ")");
+  // 16-bit floats are floats in registers: go through their bit patterns.
+  auto bits16 = [&](DType f, const std::string& v) -> std::string {
+    if (is_half(f)) return "__half_as_ushort(__float2half_rn(" + v + "))";
+    if (is_bf16(f)) return "__bfloat16_as_ushort(__float2bfloat16_rn(" + v + "))";
+    return "((unsigned short)(" + v + "))";
+  };
+  if (is_16bit_float(to) || is_16bit_float(from)) {
+    std::string b = bits16(from, x);
+    if (is_half(to)) return "__half2float(__ushort_as_half(" + b + "))";
+    if (is_bf16(to)) return "__bfloat162float(__ushort_as_bfloat16(" + b + "))";
+    return "((" + type_name(to) + ")" + b + ")";
+  }
+  const std::string T = type_name(to), F = type_name(from);
+  pre.need("tg_bitcast", [&] {
+    return "template <class T, class F> __device__ inline T tg_bitcast(F f) { T t; memcpy(&t, &f, sizeof(T)); return t; }";
+  });
+  return "tg_bitcast<" + T + ", " + F + ">(" + x + ")";
+}
+
+std::string CUDARenderer::render_load(const std::string& buf, const std::string& idx, DType dt, Prelude& pre) const {
+  std::string e = buf + "[" + idx + "]";
+  if (is_half(dt)) return "__half2float(" + e + ")";
+  if (is_bf16(dt)) return "__bfloat162float(" + e + ")";
+  if (dt.count > 1) return "(*((" + type_name(dt) + "*)(" + buf + "+" + idx + ")))";
+  return e;
+}
+
+std::string CUDARenderer::render_store(const std::string& buf, const std::string& idx, const std::string& value,
+                                       DType dt, Prelude& pre) const {
+  if (is_half(dt)) return buf + "[" + idx + "] = __float2half_rn(" + strip_parens(value) + ");";
+  if (is_bf16(dt)) return buf + "[" + idx + "] = __float2bfloat16_rn(" + strip_parens(value) + ");";
+  return CStyleRenderer::render_store(buf, idx, value, dt, pre);
+}
+
+std::string CUDARenderer::render_vectorize(DType dt, const std::vector<std::string>& elems, Prelude& pre) const {
+  std::string s = "make_" + type_name(dt) + "(";
+  for (size_t i = 0; i < elems.size(); i++) s += (i ? "," : "") + elems[i];
+  return s + ")";
+}
+
+std::string CUDARenderer::render_gep(const std::string& vec, int64_t i) const {
+  if (i < 0 || i > 3) throw Error("render: CUDA vector lane " + std::to_string(i) + " (CUDA vectors have x, y, z, w)");
+  return vec + "." + "xyzw"[i];
+}
+
+std::string CUDARenderer::render_special(const NamedRange& r) const {
+  // gidxN / lidxN / idxN, N the launch dimension 0..2 (x, y, z).
+  const std::string& n = r.name;
+  char last = n.empty() ? '?' : n.back();
+  if (last < '0' || last > '2') throw Error("render: CUDA SPECIAL '" + n + "' (expected gidx0..2, lidx0..2 or idx0..2)");
+  const std::string dim(1, "xyz"[last - '0']);
+  if (n.rfind("gidx", 0) == 0) return "blockIdx." + dim;
+  if (n.rfind("lidx", 0) == 0) return "threadIdx." + dim;
+  if (n.rfind("idx", 0) == 0) return "(blockIdx." + dim + "*blockDim." + dim + "+threadIdx." + dim + ")";
+  throw Error("render: CUDA SPECIAL '" + n + "' (expected gidx0..2, lidx0..2 or idx0..2)");
+}
+
+std::string CUDARenderer::param_decl(const Param& p) const {
+  if (!p.is_buffer) return type_name(p.dtype) + " " + p.name;
+  return std::string(p.written ? "" : "const ") + buffer_type_name(p.dtype.base().scalar_type()) + "* __restrict__ " +
+         p.name;
+}
+
+std::string CUDARenderer::kernel_signature(const std::string& name, const std::vector<Param>& params,
+                                           const Prelude& pre) const {
+  std::string s = "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(pre.local_threads) + ") " + name + "(";
+  for (size_t i = 0; i < params.size(); i++) s += (i ? ", " : "") + param_decl(params[i]);
+  return s + ")";
+}
+
+std::string CUDARenderer::prefix(const Prelude& pre) const {
+  std::string s;
+  if (pre.inf) s += "#define INFINITY (__int_as_float(0x7f800000))\n";
+  if (pre.nan) s += "#define NAN (__int_as_float(0x7fffffff))\n";
+  if (pre.half) s += std::string("#include <cuda_fp16.h>\n") + kHalfHelpers;
+  if (pre.bf16) s += std::string("#include <cuda_bf16.h>\n") + kBf16Helpers;
+  return s + CStyleRenderer::prefix(pre);
+}
+
+}  // namespace tg

@@ -1,0 +1,59 @@
+#pragma once
+// CUDARenderer: CUDA C++ for NVRTC. A kernel is one `extern "C" __global__` function whose parameters are
+// the buffers (device pointers, in DEFINE_GLOBAL order) then the DEFINE_VARs (int, by value):
+//
+//   extern "C" __global__ void __launch_bounds__(128) r_64_32(float* data0, const float* data1, int n) {
+//     int gidx0 = blockIdx.x; int lidx0 = threadIdx.x; ...
+//   }
+//
+// The runtime launches it with grid = spec.global_size (blocks) and block = spec.local_size (threads), and
+// passes cuLaunchKernel's kernelParams as pointers to each argument in that order. SPECIAL gidxN is
+// blockIdx, lidxN threadIdx, idxN the absolute thread id (blockIdx * blockDim + threadIdx).
+//
+// half and bfloat16 are cuda_fp16.h / cuda_bf16.h types (the source includes them; NVRTC needs the
+// toolkit's include folder on its path, see CUDARenderer::include_dir).
+#include <string>
+
+#include "renderer/cstyle.h"
+
+namespace tg {
+
+class CUDARenderer : public CStyleRenderer {
+ public:
+  // arch: the target, "sm_90" for H100/H200; only used to pick what the source may use.
+  explicit CUDARenderer(std::string arch = "sm_90");
+  std::string device() const override { return "CUDA"; }
+  bool has_local() const override { return true; }
+  int64_t max_local_size() const override { return kMaxLocal; }
+  bool supports(Ops op) const override;
+  bool vectorizes(Ops op, DType scalar) const override;
+  const std::string& arch() const { return arch_; }
+  // Most threads a block may have, and the most threads the heuristics put in one block.
+  static constexpr int kMaxLocal = 1024;
+
+ protected:
+  std::string type_name(DType dt) const override;
+  std::string buffer_type_name(DType dt) const override;
+  std::string math_fn(const char* base, DType dt) const override;
+  std::string float_literal(double v, DType dt, Prelude& pre) const override;
+  std::string helper_qualifier() const override { return "__device__ inline"; }
+  std::string render_alu(const UOp& u, const std::vector<std::string>& operands, Prelude& pre) const override;
+  std::string render_cast(DType to, DType from, const std::string& x, Prelude& pre) const override;
+  std::string render_bitcast(DType to, DType from, const std::string& x, Prelude& pre) const override;
+  std::string render_load(const std::string& buf, const std::string& idx, DType dt, Prelude& pre) const override;
+  std::string render_store(const std::string& buf, const std::string& idx, const std::string& value, DType dt,
+                           Prelude& pre) const override;
+  std::string render_vectorize(DType dt, const std::vector<std::string>& elems, Prelude& pre) const override;
+  std::string render_gep(const std::string& vec, int64_t i) const override;
+  std::string render_special(const NamedRange& r) const override;
+  std::string render_barrier() const override { return "__syncthreads();"; }
+  std::string param_decl(const Param& p) const override;
+  std::string kernel_signature(const std::string& name, const std::vector<Param>& params,
+                               const Prelude& pre) const override;
+  std::string prefix(const Prelude& pre) const override;
+
+ private:
+  std::string arch_;
+};
+
+}  // namespace tg

@@ -1,0 +1,128 @@
+// The CUDA renderer and the GPU lowering (launch grid, workgroups) on machines without a GPU: source
+// structure for small kernels, the LOCAL opt's rules, and launch sizes. Running these kernels is covered by
+// the op suite under DEV=INTERP EMULATE=CUDA (tests/CMakeLists.txt) and, on a GPU, by the cuda label.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "codegen/kernel.h"
+#include "codegen/linearize.h"
+#include "codegen/lowerer.h"
+#include "renderer/c.h"
+#include "renderer/cuda.h"
+#include "schedule/schedule.h"
+#include "tg/context.h"
+#include "tg/tg.h"
+
+using tg::Opt;
+using tg::OptOps;
+using tg::Tensor;
+
+namespace {
+
+// The AST of the last kernel of t's schedule.
+tg::UOpPtr last_ast(const Tensor& t) {
+  tg::Schedule s = tg::create_schedule({t.uop()});
+  EXPECT_FALSE(s.items.empty());
+  return s.items.back().ast;
+}
+
+std::string render(tg::Kernel& k, const tg::Renderer& r) {
+  return r.render(k.name(), tg::linearize_kernel(tg::lower_kernel(k)));
+}
+
+bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST(CudaRender, DotProductIsOneBlockWithAnAccumulatorLoop) {
+  tg::CUDARenderer cuda;
+  Tensor a(std::vector<int>{1, 2}), b(std::vector<int>{3, 4});
+  tg::Kernel k(last_ast(a.dot(b)), cuda);
+  std::string src = render(k, cuda);
+  EXPECT_EQ(k.name(), "r_2");
+  EXPECT_TRUE(has(src, "extern \"C\" __global__ void __launch_bounds__(1) r_2(int* __restrict__ data0, "
+                       "const int* __restrict__ data1, const int* __restrict__ data2)"))
+      << src;
+  EXPECT_TRUE(has(src, "for (int ridx0 = 0; ridx0 < 2; ridx0++)")) << src;
+  EXPECT_FALSE(has(src, "restrict data")) << "C's `restrict` is not CUDA C++: " << src;
+}
+
+TEST(CudaRender, ElementwiseGetsGridAndWorkgroups) {
+  tg::CUDARenderer cuda;
+  Tensor a = Tensor::empty({64, 64}), b = Tensor::empty({64, 64});
+  tg::Kernel k(last_ast(a + b), cuda);
+  k.hand_coded_optimizations();
+  EXPECT_GT(k.local_size(), 1) << "the default opts give a GPU kernel threads per block";
+  EXPECT_LE(k.local_size(), 256);
+  std::string src = render(k, cuda);
+  EXPECT_TRUE(has(src, "blockIdx.x")) << src;
+  EXPECT_TRUE(has(src, "threadIdx.x")) << src;
+  EXPECT_TRUE(has(src, "__launch_bounds__(" + std::to_string(k.local_size()) + ")")) << src;
+  EXPECT_FALSE(has(src, "for (")) << "every element is a thread: " << src;
+}
+
+TEST(CudaRender, LocalOptRules) {
+  tg::CUDARenderer cuda;
+  tg::ClangRenderer c;
+  Tensor a = Tensor::empty({64, 64}), b = Tensor::empty({64, 64});
+  tg::UOpPtr ast = last_ast((a + b).sum(1));
+  tg::Kernel cpu(ast, c);
+  EXPECT_THROW(cpu.apply_opt({OptOps::LOCAL, 0, 4}), tg::KernelOptError) << "the CPU has no workgroups";
+  tg::Kernel k(ast, cuda);
+  EXPECT_THROW(k.apply_opt({OptOps::LOCAL, 1, 4}), tg::KernelOptError) << "the reduce dim cannot be local";
+  EXPECT_THROW(k.apply_opt({OptOps::LOCAL, 0, 3}), tg::KernelOptError) << "3 does not divide 64";
+  k.apply_opt({OptOps::LOCAL, 0, 16});
+  EXPECT_EQ(k.local_size(), 16);
+  EXPECT_EQ(k.full_shape(), (tg::Shape{4, 16, 64}));
+  std::string src = render(k, cuda);
+  EXPECT_TRUE(has(src, "__launch_bounds__(16)")) << src;
+  EXPECT_TRUE(has(src, "int gidx0 = blockIdx.x;")) << src;
+  EXPECT_TRUE(has(src, "int lidx0 = threadIdx.x;")) << src;
+}
+
+TEST(CudaRender, LaunchSizesFromSpecials) {
+  tg::CUDARenderer cuda;
+  Tensor a = Tensor::empty({8, 32}), b = Tensor::empty({8, 32});
+  tg::Kernel k(last_ast(a * b), cuda);
+  k.apply_opt({OptOps::LOCAL, 0, 32});  // 8x32 merges into one dim of 256
+  auto uops = tg::linearize_kernel(tg::lower_kernel(k));
+  int64_t grid = 1, block = 1;
+  for (auto& u : uops) {
+    if (u->op != tg::Ops::SPECIAL) continue;
+    const auto& nr = u->get<tg::NamedRange>();
+    if (nr.name.rfind("gidx", 0) == 0) grid *= nr.max + 1;
+    if (nr.name.rfind("lidx", 0) == 0) block *= nr.max + 1;
+  }
+  EXPECT_EQ(grid * block, 256);
+  EXPECT_EQ(block, 32);
+}
+
+TEST(CudaRender, HalfAndBfloat16UseCudaTypes) {
+  tg::CUDARenderer cuda;
+  Tensor h = Tensor::empty({16}, {.dtype = tg::dtypes::float16});
+  tg::Kernel k(last_ast((h * 2.0f).exp2()), cuda);
+  std::string src = render(k, cuda);
+  EXPECT_TRUE(has(src, "#include <cuda_fp16.h>")) << src;
+  EXPECT_TRUE(has(src, "half* __restrict__ data0")) << src;
+  EXPECT_TRUE(has(src, "__float2half_rn(")) << src;
+  EXPECT_TRUE(has(src, "exp2f(")) << src;
+  EXPECT_FALSE(has(src, "__builtin_")) << src;
+  Tensor bf = Tensor::empty({16}, {.dtype = tg::dtypes::bfloat16});
+  tg::Kernel kb(last_ast(bf + bf), cuda);
+  std::string srcb = render(kb, cuda);
+  EXPECT_TRUE(has(srcb, "#include <cuda_bf16.h>")) << srcb;
+  EXPECT_TRUE(has(srcb, "__nv_bfloat16")) << srcb;
+}
+
+TEST(CudaRender, BitcastAndInfinities) {
+  tg::CUDARenderer cuda;
+  Tensor f = Tensor::empty({4});
+  tg::Kernel k(last_ast(f.bitcast(tg::dtypes::int32)), cuda);
+  std::string src = render(k, cuda);
+  EXPECT_TRUE(has(src, "tg_bitcast<int, float>(")) << src;
+  EXPECT_FALSE(has(src, "union")) << "compound literals are C, not C++: " << src;
+  tg::Kernel ki(last_ast(f.maximum(Tensor::full({4}, INFINITY))), cuda);
+  std::string srci = render(ki, cuda);
+  EXPECT_TRUE(has(srci, "__int_as_float(0x7f800000)")) << srci;
+}
