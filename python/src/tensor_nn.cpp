@@ -1,0 +1,112 @@
+// Tensor: nn functional ops (linear, convolutions, pools, norms, attention, losses, einsum). Size arguments
+// take an int or a tuple, as in tinygrad and torch.
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "bindings.h"
+
+namespace tgpy {
+namespace {
+
+using tg::Tensor;
+using Ints = std::vector<int64_t>;
+
+// An int or a sequence of ints; `n` copies of a plain int when n > 0 (a pool's kernel_size=2 is 2x2).
+Ints ints(nb::handle h, size_t n = 0) {
+  if (PyLong_Check(h.ptr())) return Ints(std::max<size_t>(n, 1), nb::cast<int64_t>(h));
+  return nb::cast<Ints>(h);
+}
+
+// tinygrad's reduction= argument of the losses, over a per-element loss.
+Tensor reduced(const Tensor& loss, const std::string& reduction) {
+  if (reduction == "mean") return loss.mean();
+  if (reduction == "sum") return loss.sum();
+  if (reduction == "none") return loss;
+  throw nb::value_error(("reduction must be 'mean', 'sum' or 'none', got '" + reduction + "'").c_str());
+}
+
+}  // namespace
+
+void bind_tensor_nn(nb::class_<Tensor>& c) {
+  // The C++ linear takes a torch-style (out, in) weight; tensor.py's linear is tinygrad's (in, out) one.
+  c.def("_linear_t", &Tensor::linear, nb::arg("weight"), nb::arg("bias") = nb::none())
+      .def(
+          "conv2d",
+          [](const Tensor& x, const Tensor& w, std::optional<Tensor> b, int64_t groups, nb::handle stride,
+             nb::handle dilation,
+             nb::handle padding) { return x.conv2d(w, b, groups, ints(stride), ints(dilation), ints(padding)); },
+          nb::arg("weight"), nb::arg("bias") = nb::none(), nb::arg("groups") = 1, nb::arg("stride") = 1,
+          nb::arg("dilation") = 1, nb::arg("padding") = 0)
+      .def(
+          "conv_transpose2d",
+          [](const Tensor& x, const Tensor& w, std::optional<Tensor> b, int64_t groups, nb::handle stride,
+             nb::handle dilation, nb::handle padding, nb::handle output_padding) {
+            return x.conv_transpose2d(w, b, groups, ints(stride), ints(dilation), ints(padding), ints(output_padding));
+          },
+          nb::arg("weight"), nb::arg("bias") = nb::none(), nb::arg("groups") = 1, nb::arg("stride") = 1,
+          nb::arg("dilation") = 1, nb::arg("padding") = 0, nb::arg("output_padding") = 0)
+      .def(
+          "max_pool2d",
+          [](const Tensor& x, nb::handle k, nb::handle stride, nb::handle dilation, nb::handle padding) {
+            Ints ks = ints(k, 2);
+            return x.max_pool2d(ks, stride.is_none() ? Ints{} : ints(stride, ks.size()), ints(dilation), ints(padding));
+          },
+          nb::arg("kernel_size") = nb::make_tuple(2, 2), nb::arg("stride") = nb::none(), nb::arg("dilation") = 1,
+          nb::arg("padding") = 0)
+      .def(
+          "avg_pool2d",
+          [](const Tensor& x, nb::handle k, nb::handle stride, nb::handle dilation, nb::handle padding) {
+            Ints ks = ints(k, 2);
+            return x.avg_pool2d(ks, stride.is_none() ? Ints{} : ints(stride, ks.size()), ints(dilation), ints(padding));
+          },
+          nb::arg("kernel_size") = nb::make_tuple(2, 2), nb::arg("stride") = nb::none(), nb::arg("dilation") = 1,
+          nb::arg("padding") = 0)
+      .def("interpolate", &Tensor::interpolate, nb::arg("size"), nb::arg("mode") = "linear",
+           nb::arg("align_corners") = false)
+      .def("layernorm", &Tensor::layernorm, nb::arg("axis") = -1, nb::arg("eps") = 1e-5)
+      .def("batchnorm", &Tensor::batchnorm, nb::arg("weight").none(), nb::arg("bias").none(), nb::arg("mean"),
+           nb::arg("invstd"), nb::arg("axis") = 1)
+      .def(
+          "scaled_dot_product_attention",
+          [](const Tensor& q, const Tensor& k, const Tensor& v, std::optional<Tensor> mask, double dropout_p,
+             bool is_causal) {
+            Tensor r = q.scaled_dot_product_attention(k, v, mask, is_causal);
+            return dropout_p > 0 ? r.dropout(dropout_p) : r;
+          },
+          nb::arg("key"), nb::arg("value"), nb::arg("attn_mask") = nb::none(), nb::arg("dropout_p") = 0.0,
+          nb::arg("is_causal") = false)
+      .def(
+          "sparse_categorical_crossentropy",
+          [](const Tensor& x, const Tensor& Y, int64_t ignore_index, double ls, const std::string& reduction) {
+            if (reduction != "mean")
+              throw nb::value_error("sparse_categorical_crossentropy: only reduction='mean' is supported");
+            return x.sparse_categorical_crossentropy(Y, ignore_index, ls);
+          },
+          nb::arg("Y"), nb::arg("ignore_index") = -1, nb::arg("label_smoothing") = 0.0, nb::arg("reduction") = "mean")
+      .def(
+          "cross_entropy",
+          [](const Tensor& x, const Tensor& Y, const std::string& reduction, double ls) {
+            if (reduction != "mean") throw nb::value_error("cross_entropy: only reduction='mean' is supported");
+            return x.cross_entropy(Y, ls);
+          },
+          nb::arg("Y"), nb::arg("reduction") = "mean", nb::arg("label_smoothing") = 0.0)
+      .def(
+          "binary_crossentropy",
+          [](const Tensor& x, const Tensor& Y, const std::string& reduction) {
+            // Per element, as tinygrad: -(Y * log(x) + (1 - Y) * log(1 - x)); the C++ op is its mean.
+            if (reduction == "mean") return x.binary_crossentropy(Y);
+            return reduced(-(Y * x.log() + (1 - Y) * (1 - x).log()), reduction);
+          },
+          nb::arg("Y"), nb::arg("reduction") = "mean")
+      .def(
+          "binary_crossentropy_logits",
+          [](const Tensor& x, const Tensor& Y, const std::string& reduction) {
+            if (reduction == "mean") return x.binary_crossentropy_logits(Y);
+            return reduced(x.maximum(0) - Y * x + (1 + (-x.abs()).exp()).log(), reduction);
+          },
+          nb::arg("Y"), nb::arg("reduction") = "mean")
+      .def_static("_einsum", &Tensor::einsum, nb::arg("formula"), nb::arg("operands"));
+}
+
+}  // namespace tgpy

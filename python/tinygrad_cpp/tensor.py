@@ -1,0 +1,183 @@
+"""Tensor: the C++ class from _C, with tinygrad's Python calling conventions added here.
+
+The C++ binding takes plain typed arguments (a shape as one list, a list of tensors); this file adds the
+forms a tinygrad program writes: Tensor.zeros(2, 3) and Tensor.zeros((2, 3)), x.reshape(2, -1),
+x.cat(y, z, dim=1), in-place operators, iteration, numpy / DLPack interop and the training scope.
+"""
+from __future__ import annotations
+import functools
+from tinygrad_cpp import _C
+from tinygrad_cpp.dtype import dtypes
+
+Tensor = _C.Tensor
+
+
+def argfix(*x):
+  """(2, 3) and ((2, 3),) both mean the shape (2, 3), as tinygrad's helpers.argfix."""
+  if x and isinstance(x[0], (tuple, list)):
+    if len(x) != 1: raise ValueError(f"bad arg {x}")
+    return tuple(x[0])
+  return x
+
+
+def _method(fn):
+  setattr(Tensor, fn.__name__, fn)
+  return fn
+
+
+def _static(fn):
+  setattr(Tensor, fn.__name__, staticmethod(fn))
+  return fn
+
+
+# ---- creation: varargs shapes ----
+def _shaped(name):
+  impl = getattr(Tensor, "_" + name)
+  def create(*shape, **kwargs): return impl(argfix(*shape), **kwargs)
+  create.__name__ = name
+  create.__doc__ = f"Tensor.{name}(*shape, dtype=None, device=None, requires_grad=None)"
+  return _static(create)
+
+for _n in ("empty", "zeros", "ones", "rand", "randn", "scaled_uniform", "glorot_uniform"): _shaped(_n)
+
+@_static
+def full(shape, fill_value, **kwargs): return Tensor._full(argfix(shape), fill_value, **kwargs)
+@_static
+def arange(start, stop=None, step=1, **kwargs):
+  if stop is None: start, stop = 0, start
+  return Tensor._arange(start, stop, step, **kwargs)
+@_static
+def eye(n: int, m: int | None = None, **kwargs):
+  t = Tensor._eye(max(n, m if m is not None else n), **kwargs)
+  return t if m is None or m == n else t.shrink(((0, n), (0, m)))
+@_static
+def randint(*shape, low=0, high=10, dtype=None, **kwargs):
+  t = Tensor._randint(argfix(*shape), low, high, **kwargs)
+  return t if dtype is None else t.cast(dtype)
+@_static
+def normal(*shape, mean=0.0, std=1.0, **kwargs): return Tensor._normal(argfix(*shape), mean, std, **kwargs)
+@_static
+def uniform(*shape, low=0.0, high=1.0, **kwargs): return Tensor._uniform(argfix(*shape), low, high, **kwargs)
+@_static
+def kaiming_uniform(*shape, a: float = 0.01, **kwargs): return Tensor._kaiming_uniform(argfix(*shape), a, **kwargs)
+@_static
+def kaiming_normal(*shape, a: float = 0.01, **kwargs): return Tensor._kaiming_normal(argfix(*shape), a, **kwargs)
+
+def _like(self, kwargs):
+  kwargs.setdefault("dtype", self.dtype)
+  kwargs.setdefault("device", self.device)
+  return kwargs
+@_method
+def zeros_like(self, **kwargs): return self.full_like(0, **kwargs)
+@_method
+def ones_like(self, **kwargs): return self.full_like(1, **kwargs)
+@_method
+def rand_like(self, **kwargs): return Tensor.rand(*self.shape, **_like(self, kwargs))
+@_method
+def randn_like(self, **kwargs): return Tensor.randn(*self.shape, **_like(self, kwargs))
+
+# ---- movement: varargs ----
+@_method
+def reshape(self, shape, *args):
+  # None keeps that dim, as in tinygrad.
+  new = argfix(shape, *args)
+  return self._reshape([self.shape[i] if s is None else s for i, s in enumerate(new)])
+@_method
+def view(self, shape, *args): return self.reshape(shape, *args)
+@_method
+def permute(self, order, *args): return self._permute(argfix(order, *args))
+@_method
+def expand(self, shape, *args): return self._expand(argfix(shape, *args))
+@_method
+def flip(self, axis, *args): return self._flip(argfix(axis, *args))
+@_method
+def repeat(self, repeats, *args): return self._repeat(argfix(repeats, *args))
+@_method
+def cat(self, *args, dim: int = 0): return Tensor._cat([self, *args], dim)
+@_method
+def stack(self, *args, dim: int = 0): return Tensor._stack([self, *args], dim)
+@_static
+def einsum(formula: str, *operands, **kwargs):
+  ops = list(operands[0]) if len(operands) == 1 and isinstance(operands[0], (list, tuple)) else list(operands)
+  out = Tensor._einsum(formula, ops)
+  return out if kwargs.get("dtype") is None else out.cast(kwargs["dtype"])
+
+# ---- tinygrad's Tensor.linear: x @ weight (weight (in, out)), unlike the C++ API's torch-style (out, in) ----
+@_method
+def linear(self, weight, bias=None):
+  return self._linear_t(weight.transpose() if weight.ndim == 2 else weight, bias)
+
+@_method
+def sequential(self, ll): return functools.reduce(lambda x, f: f(x), ll, self)
+
+# ---- Python protocols ----
+@_method
+def __iter__(self):
+  if self.ndim == 0: raise TypeError("iteration over a 0-d tensor")
+  for i in range(self.shape[0]): yield self[i]
+
+@_method
+def __setitem__(self, indices, v):
+  # Every element's flat index, viewed through the same indices, says where each value of v goes.
+  where = Tensor.arange(self.numel(), device=self.device).reshape(self.shape)[indices]
+  vals = (v if isinstance(v, Tensor) else Tensor(v, device=self.device, dtype=self.dtype)).cast(self.dtype)
+  vals = vals.expand(where.shape) if vals.shape != where.shape else vals
+  flat = self.reshape(-1).scatter(0, where.reshape(-1), vals.reshape(-1)) if where.numel() else self.reshape(-1)
+  self.assign(flat.reshape(self.shape).contiguous())
+
+def _inplace(name, op):
+  def fn(self, x): return self.assign(op(self, x))
+  fn.__name__ = name
+  setattr(Tensor, name, fn)
+
+for _n, _op in {"__iadd__": lambda a, b: a + b, "__isub__": lambda a, b: a - b, "__imul__": lambda a, b: a * b,
+                "__itruediv__": lambda a, b: a / b, "__ipow__": lambda a, b: a ** b, "__imatmul__": lambda a, b: a @ b,
+                "__iand__": lambda a, b: a & b, "__ior__": lambda a, b: a | b, "__ixor__": lambda a, b: a ^ b}.items():
+  _inplace(_n, _op)
+
+# numpy defers to these operators instead of broadcasting a Tensor as an object array.
+Tensor.__array_ufunc__ = None
+
+@_method
+def __array__(self, dtype=None, copy=None):
+  a = self.numpy()
+  return a if dtype is None else a.astype(dtype)
+
+@_method
+def data(self) -> memoryview: return memoryview(self.numpy())
+
+# ---- DLPack (host memory): through a numpy copy of the realized data ----
+@_method
+def __dlpack__(self, stream=None, **kwargs): return self.numpy().__dlpack__()
+@_method
+def __dlpack_device__(self): return (1, 0)  # kDLCPU, device 0
+
+def from_dlpack(x, device: str | None = None, dtype=None, requires_grad=None) -> Tensor:
+  """A tensor with a copy of any DLPack-exporting object's data (torch, numpy, jax on the host)."""
+  import numpy as np
+  return Tensor(np.from_dlpack(x), device=device, dtype=dtype, requires_grad=requires_grad)
+Tensor.from_dlpack = staticmethod(from_dlpack)
+
+# ---- training scope: `with Tensor.train():`, as tinygrad ----
+class _TrainScope:
+  def __init__(self, mode: bool = True): self.mode = mode
+  def __enter__(self):
+    self.prev, Tensor.training = Tensor.training, self.mode
+    return self
+  def __exit__(self, *exc): Tensor.training = self.prev
+  def __call__(self, fn):
+    @functools.wraps(fn)
+    def wrapped(*a, **kw):
+      with _TrainScope(self.mode): return fn(*a, **kw)
+    return wrapped
+Tensor.train = _TrainScope
+Tensor.test = staticmethod(lambda: _TrainScope(False))
+
+@_method
+def size(self, dim: int | None = None):
+  return self.shape if dim is None else self.shape[dim]
+
+@_method
+def is_floating_point(self) -> bool: return dtypes.is_float(self.dtype)
+
+del _method, _static, _shaped, _n, _op
