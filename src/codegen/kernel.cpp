@@ -31,8 +31,9 @@ int rank(AxisKind k) {
     case AxisKind::THREAD: return 0;
     case AxisKind::LOOP: return 1;
     case AxisKind::LOCAL: return 2;
-    case AxisKind::REDUCE: return 3;
-    default: return 4;  // UNROLL and UPCAST share the upcast region, in the order they were made
+    case AxisKind::GROUP: return 3;
+    case AxisKind::REDUCE: return 4;
+    default: return 5;  // UNROLL and UPCAST share the upcast region, in the order they were made
   }
 }
 }  // namespace
@@ -74,14 +75,14 @@ int Kernel::first_reduce() const {
 
 int Kernel::first_upcast() const {
   int n = 0;
-  while (n < int(kinds_.size()) && rank(kinds_[size_t(n)]) < 4) n++;
+  while (n < int(kinds_.size()) && rank(kinds_[size_t(n)]) < 5) n++;
   return n;
 }
 
 int64_t Kernel::local_size() const {
   int64_t n = 1;
   for (size_t d = 0; d < kinds_.size(); d++)
-    if (kinds_[d] == AxisKind::LOCAL) n *= full_shape_[d];
+    if (kinds_[d] == AxisKind::LOCAL || kinds_[d] == AxisKind::GROUP) n *= full_shape_[d];
   return n;
 }
 
@@ -177,7 +178,7 @@ void Kernel::shift_to(int d, int64_t amount, bool top, AxisKind kind) {
   // Restore the order of kinds; the new dim goes last among its kind (first for THREAD).
   std::vector<int64_t> order;
   if (kind == AxisKind::THREAD) order.push_back(int64_t(moved));
-  for (int r = 0; r < 5; r++)
+  for (int r = 0; r < 6; r++)
     for (size_t i = 0; i < kinds_.size(); i++)
       if (i != moved && rank(kinds_[i]) == r) order.push_back(int64_t(i));
   if (kind != AxisKind::THREAD) {
@@ -214,7 +215,10 @@ void Kernel::apply_opt(const Opt& opt) {
     applied_.push_back(opt);
     return;
   }
-  if (opt.op == OptOps::UNROLL) d = first_reduce() + opt.axis;
+  if (opt.op == OptOps::UNROLL || opt.op == OptOps::GROUP || opt.op == OptOps::GROUPTOP) d = first_reduce() + opt.axis;
+  const bool grouped = std::find(kinds_.begin(), kinds_.end(), AxisKind::GROUP) != kinds_.end();
+  if ((opt.op == OptOps::UPCAST || opt.op == OptOps::UNROLL) && grouped)
+    fail("upcasting a kernel with a grouped reduce is not supported yet");
   if (d < 0 || d >= int(full_shape_.size())) fail("no such axis");
   const int64_t size = full_shape_[size_t(d)];
   const int64_t amount = opt.amount == 0 ? size : opt.amount;
@@ -236,13 +240,21 @@ void Kernel::apply_opt(const Opt& opt) {
       if (amount > 256) fail("too many threads");
       if (amount > 1) shift_to(d, amount, true, AxisKind::THREAD);
       break;
-    case OptOps::LOCAL: {
-      if (!renderer_.has_local()) fail("LOCAL needs a device with workgroups");
-      if (kinds_[size_t(d)] != AxisKind::LOOP) fail("LOCAL needs an output loop dim");
-      int n_local = int(std::count(kinds_.begin(), kinds_.end(), AxisKind::LOCAL));
-      if (n_local >= 3) fail("at most 3 local dims");
+    case OptOps::LOCAL:
+    case OptOps::GROUP:
+    case OptOps::GROUPTOP: {
+      const bool group = opt.op != OptOps::LOCAL;
+      if (!renderer_.has_local()) fail("needs a device with workgroups");
+      if (!group && kinds_[size_t(d)] != AxisKind::LOOP) fail("LOCAL needs an output loop dim");
+      if (group && kinds_[size_t(d)] != AxisKind::REDUCE) fail("GROUP needs a reduce dim");
+      if (group && upcast_size() > 1) fail("a grouped reduce with upcast dims is not supported yet");
+      int n_threads_dims = int(std::count(kinds_.begin(), kinds_.end(), AxisKind::LOCAL) +
+                               std::count(kinds_.begin(), kinds_.end(), AxisKind::GROUP));
+      if (n_threads_dims >= 3) fail("at most 3 dims of workgroup threads (LOCAL and GROUP)");
       if (local_size() * amount > renderer_.max_local_size()) fail("too many threads in a workgroup");
-      if (amount > 1) shift_to(d, amount, false, AxisKind::LOCAL);
+      // GROUP: thread g takes elements g, g+amount, ... (neighbouring threads read neighbouring memory);
+      // GROUPTOP: thread g takes the g-th contiguous chunk.
+      if (amount > 1) shift_to(d, amount, opt.op == OptOps::GROUPTOP, group ? AxisKind::GROUP : AxisKind::LOCAL);
       break;
     }
     default: fail("not supported on this device yet");
@@ -296,6 +308,17 @@ void Kernel::hand_coded_optimizations() {
   const int vw = dtype_of_output.itemsize() == 8 ? host_vector_floats() / 2 : host_vector_floats();
 
   const bool gpu = renderer_.has_local();
+  // 0. GPU reduces with few outputs: split the reduce across the threads of a workgroup (partial sums in
+  //    shared memory), or a whole reduction would run on one thread.
+  if (gpu && has_reduce() && first_reduce() < int(full_shape_.size()) && kinds_[size_t(first_reduce())] == AxisKind::REDUCE) {
+    int64_t outputs = 1;
+    for (int d = 0; d < first_reduce(); d++) outputs *= full_shape_[size_t(d)];
+    const int64_t rsize = full_shape_[size_t(first_upcast() - 1)];
+    const int last = first_upcast() - 1 - first_reduce();  // the innermost reduce dim, counted from first_reduce
+    if (outputs <= 2048 && rsize >= 256)
+      for (int amt : {256, 128, 64, 32, 16})
+        if (rsize % amt == 0 && try_opt({OptOps::GROUP, last, amt})) break;
+  }
   // 1. Vectorize the output's contiguous dim: the widest vector that divides it (not wider than the CPU's).
   //    (Not on GPUs: there neighbouring threads take neighbouring elements, so loads coalesce.)
   int vdim = -1;
@@ -397,7 +420,7 @@ void Kernel::hand_coded_optimizations() {
   // 5. GPU workgroups: make the innermost output dims local (threads of one block), up to 256 threads;
   //    the innermost gets up to 32 so a warp reads consecutive elements.
   if (gpu) {
-    int64_t budget = 256;
+    int64_t budget = std::max<int64_t>(1, 256 / local_size());
     for (int d = first_reduce() - 1; d >= 0 && budget > 1; d--) {
       if (kinds_[size_t(d)] != AxisKind::LOOP) continue;
       for (int64_t amt : {32, 16, 8, 4, 2}) {
@@ -414,7 +437,8 @@ UOpPtr Kernel::optimized_ast() const {
   for (size_t i = 0; i < views_.size(); i++) index[views_[i]] = i;
   std::vector<int64_t> reduce_axes;
   for (size_t d = 0; d < kinds_.size(); d++)
-    if (kinds_[d] == AxisKind::REDUCE || kinds_[d] == AxisKind::UNROLL) reduce_axes.push_back(int64_t(d));
+    if (kinds_[d] == AxisKind::GROUP || kinds_[d] == AxisKind::REDUCE || kinds_[d] == AxisKind::UNROLL)
+      reduce_axes.push_back(int64_t(d));
   std::unordered_map<const UOp*, UOpPtr> done;
   for (const UOp* u : toposort(ast_)) {
     std::vector<UOpPtr> srcs;
@@ -450,6 +474,7 @@ std::string Kernel::colored_name() const {
       case AxisKind::THREAD: c = "cyan"; break;
       case AxisKind::LOOP: c = "blue"; break;
       case AxisKind::LOCAL: c = "cyan"; break;
+      case AxisKind::GROUP: c = "green"; break;
       case AxisKind::REDUCE: c = "red"; break;
       case AxisKind::UNROLL: c = "magenta"; break;
       case AxisKind::UPCAST: c = "yellow"; break;

@@ -6,6 +6,8 @@
 //   LOOP                   an output loop (RANGE); on GPUs the innermost three are the launch grid
 //                          (SPECIAL gidx0..2, blockIdx) instead
 //   LOCAL                  (GPU) threads of a workgroup: SPECIAL lidx0..2 (threadIdx)
+//   GROUP                  (GPU) a reduce dim split across the threads of a workgroup (lidx too): each
+//                          thread reduces its part, the partials meet in shared memory after a barrier
 //   REDUCE                 a reduce loop (RANGE owned by the REDUCE)
 //   UNROLL / UPCAST        not loops: every value of the dim gets its own code ("lanes"). UNROLL dims are
 //                          reduced (the unrolled part of a reduce), UPCAST dims are output dims. They stay
@@ -37,7 +39,7 @@ struct KernelOptError : Error {
   using Error::Error;
 };
 
-enum class AxisKind : uint8_t { THREAD, LOOP, LOCAL, REDUCE, UNROLL, UPCAST };
+enum class AxisKind : uint8_t { THREAD, LOOP, LOCAL, GROUP, REDUCE, UNROLL, UPCAST };
 
 class Kernel {
  public:
@@ -47,7 +49,7 @@ class Kernel {
   const Renderer& renderer() const { return renderer_; }
   const Shape& full_shape() const { return full_shape_; }
   const std::vector<AxisKind>& kinds() const { return kinds_; }
-  int first_reduce() const;  // index of the first REDUCE dim (== the number of THREAD+LOOP+LOCAL dims)
+  int first_reduce() const;  // index of the first GROUP or REDUCE dim (== the number of output dims)
   int first_upcast() const;  // index of the first UNROLL/UPCAST dim (== shape length when none)
   bool has_reduce() const { return reduce_ != nullptr; }
   const UOp* reduce() const { return reduce_; }
@@ -55,11 +57,11 @@ class Kernel {
   const std::vector<Opt>& applied_opts() const { return applied_; }
   // Product of the UNROLL/UPCAST dims: how many copies of the body the lowerer writes (before vectors).
   int64_t upcast_size() const;
-  int64_t local_size() const;  // threads of one workgroup: the product of the LOCAL dims
+  int64_t local_size() const;  // threads of one workgroup: the product of the LOCAL and GROUP dims
 
   // Apply one optimization (tinygrad's apply_opt). Axis numbering:
   //   UPCAST, THREAD, LOCAL: an index into full_shape() that must be a LOOP dim.
-  //   UNROLL: the n-th REDUCE dim (axis 0 is full_shape()[first_reduce()]).
+  //   UNROLL, GROUP, GROUPTOP: the n-th reduce dim (axis 0 is full_shape()[first_reduce()]).
   //   SWAP: exchanges the LOOP dims `axis` and `amount` (the order of the output loops).
   // amount 0 means the whole dim. THREAD splits the dim as (amount, size/amount): thread t takes the
   // t-th contiguous chunk. Throws KernelOptError (the kernel is unchanged) when the opt does not apply.

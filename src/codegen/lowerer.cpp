@@ -47,7 +47,7 @@ std::vector<std::string> launch_names(const Kernel& k) {
   if (!k.renderer().has_local()) return names;
   int g = 0, l = 0;
   for (size_t d = fs.size(); d-- > 0;) {
-    if (k.kinds()[d] == AxisKind::LOCAL) names[d] = "lidx" + std::to_string(l++);
+    if (k.kinds()[d] == AxisKind::LOCAL || k.kinds()[d] == AxisKind::GROUP) names[d] = "lidx" + std::to_string(l++);
     if (k.kinds()[d] == AxisKind::LOOP && g < 3 && fs[d] <= (g == 0 ? int64_t(INT32_MAX) : 65535))
       names[d] = "gidx" + std::to_string(g++);
   }
@@ -69,7 +69,10 @@ class Lowerer {
           break;
         case AxisKind::LOOP:
         case AxisKind::LOCAL:
+        case AxisKind::GROUP:
           if (!launch[d].empty()) r = UOp::make(Ops::SPECIAL, dtypes::int32, {}, NamedRange{launch[d], 0, fs[d] - 1});
+          if (kinds[d] == AxisKind::GROUP) group_dims_.push_back(d);
+          if (kinds[d] != AxisKind::LOOP) thread_dims_.push_back(d);
           break;
         case AxisKind::REDUCE: reduce_ranges_.push_back(r); break;
         case AxisKind::UNROLL:
@@ -121,6 +124,8 @@ class Lowerer {
   const Renderer& ren_;
   std::vector<UOpPtr> dims_;  // per dim: RANGE, SPECIAL or placeholder
   std::vector<UOpPtr> reduce_ranges_;
+  std::vector<size_t> group_dims_;   // GROUP dims: a reduce split across a workgroup's threads
+  std::vector<size_t> thread_dims_;  // LOCAL and GROUP dims (the threads of a workgroup), in dim order
   std::vector<UAxis> ua_;  // upcast dims other than the vector dim
   uint64_t unroll_mask_ = 0;
   UOpPtr vph_;  // the vector dim's placeholder (null: no vector dim)
@@ -380,6 +385,7 @@ class Lowerer {
           for (auto& l : value.lanes) r.lanes.push_back(reduce(l));
         }
       }
+      if (!group_dims_.empty()) r = Val{group_reduce(op, r.one), {}};
       if (vunroll_) {
         std::vector<Val> ls;
         for (int64_t i = 0; i < W_; i++) ls.push_back(Val{lane(r, i), {}});
@@ -389,8 +395,40 @@ class Lowerer {
     }
   }
 
+  // The second stage of a grouped reduce. Every thread holds the partial `part` of its GROUP index; the
+  // partials go to shared memory (one slot per thread of the workgroup), and after a barrier each thread
+  // reduces the slots of its GROUP siblings: the slot index with the GROUP ids replaced by new loops.
+  // (Every thread gets the total; only GROUP index 0 stores it, see lower_store.)
+  UOpPtr group_reduce(Ops op, const UOpPtr& part) {
+    if (!part) throw Error("lower: a grouped reduce with vector lanes");
+    const Shape& fs = k_.full_shape();
+    UOpPtr slot = UOp::const_int(0);
+    for (size_t d : thread_dims_) slot = slot * UOp::const_int(fs[d]) + dims_[d];
+    UOpPtr temp = UOp::make(Ops::DEFINE_LOCAL, part->dtype.pointer(true), {}, NamedRange{"temp0", 0, k_.local_size() - 1});
+    UOpPtr store = UOp::make(Ops::STORE, dtypes::void_, {temp, simplify(slot), part});
+    UOpPtr barrier = UOp::make(Ops::BARRIER, dtypes::void_, {store});
+    std::vector<UOpPtr> loops;
+    std::unordered_map<const UOp*, UOpPtr> to_loop;
+    for (size_t d : group_dims_) {
+      loops.push_back(UOp::make(Ops::RANGE, dtypes::int32, {UOp::const_int(0), UOp::const_int(fs[d])},
+                                int64_t(fs.size() + d)));
+      to_loop[dims_[d].get()] = loops.back();
+    }
+    UOpPtr sibling = simplify(substitute(slot, [&](const UOp* u) -> UOpPtr {
+      auto it = to_loop.find(u);
+      return it == to_loop.end() ? nullptr : it->second;
+    }));
+    UOpPtr load = UOp::make(Ops::LOAD, part->dtype, {temp, sibling, barrier});
+    std::vector<UOpPtr> s{load};
+    s.insert(s.end(), loops.begin(), loops.end());
+    return UOp::make(Ops::REDUCE, part->dtype, std::move(s), int64_t(op));
+  }
+
   void lower_store(const UOp* u, std::vector<UOpPtr>& stores) {
     auto [idx, valid] = index_of(u->src[1].get());
+    // After a grouped reduce every GROUP sibling holds the result; the one of GROUP index 0 writes it.
+    for (size_t d : group_dims_) valid = logical_and(valid, lt(dims_[d], 1));  // lidx < 1: index 0
+    valid = simplify(valid);
     const UOpPtr& buf = u->src[0];
     const UOp* value = u->src[2].get();
     const DType dt = value->dtype;

@@ -350,6 +350,10 @@ std::string CStyleRenderer::render_special(const NamedRange& r) const {
   throw Error("render: SPECIAL " + r.name + " (a GPU launch index) on " + device() + ", which has no launch grid");
 }
 
+std::string CStyleRenderer::render_define_local(const std::string& name, DType dt, int64_t size) const {
+  throw Error("render: DEFINE_LOCAL " + name + " on " + device() + ", which has no shared memory");
+}
+
 std::string CStyleRenderer::render_barrier() const {
   throw Error("render: BARRIER on " + device() + ", which has no workgroups");
 }
@@ -488,6 +492,14 @@ std::string CStyleRenderer::render(const std::string& name, const std::vector<UO
         vars.push_back(Param{r[i], u.dtype, false, false});
         break;
       }
+      case Ops::DEFINE_LOCAL: {
+        const auto& nr = u.get<NamedRange>();
+        if (!is_identifier(nr.name)) throw Error(where(i) + ": local buffer name '" + nr.name + "' is not an identifier");
+        if (!u.dtype.ptr || !u.dtype.local) throw Error(where(i) + ": needs a local pointer dtype, got " + u.dtype.repr());
+        r[i] = nr.name;
+        line(render_define_local(nr.name, u.dtype.base().scalar_type(), nr.max + 1) + ";");
+        break;
+      }
       case Ops::CONST: r[i] = render_const(u, pre); break;
       case Ops::SPECIAL: {
         const auto& nr = u.get<NamedRange>();
@@ -528,7 +540,10 @@ std::string CStyleRenderer::render(const std::string& name, const std::vector<UO
       case Ops::LOAD: {
         std::string e = render_load(src(u, 0), strip_parens(src(u, 1)), u.dtype, pre);
         if (u.src.size() == 4) e = "(" + src(u, 2) + "?" + e + ":" + src(u, 3) + ")";
-        else if (u.src.size() != 2) throw Error(where(i) + ": LOAD takes (buf, idx) or (buf, idx, gate, alt)");
+        else if (u.src.size() == 3 && u.src[2]->op != Ops::BARRIER)
+          throw Error(where(i) + ": a LOAD's third source must be the BARRIER it waits for");
+        else if (u.src.size() < 2 || u.src.size() > 4)
+          throw Error(where(i) + ": LOAD takes (buf, idx), (buf, idx, barrier) or (buf, idx, gate, alt)");
         r[i] = fresh("val");
         line(type_name(u.dtype) + " " + r[i] + " = " + e + ";");
         break;

@@ -85,6 +85,8 @@ class CStyleRenderer : public Renderer {
   // GPU launch (the base has none: both throw).
   virtual std::string render_special(const NamedRange& r) const;
   virtual std::string render_barrier() const;
+  // A workgroup's shared buffer of `size` elements of dt, as a declaration without the `;`.
+  virtual std::string render_define_local(const std::string& name, DType dt, int64_t size) const;
 
   // ---- the function around the body ----
   // "void name(float* restrict data0, const float* restrict data1, int n)" by default.

@@ -47,6 +47,9 @@ class CUDARenderer : public CStyleRenderer {
   std::string render_gep(const std::string& vec, int64_t i) const override;
   std::string render_special(const NamedRange& r) const override;
   std::string render_barrier() const override { return "__syncthreads();"; }
+  std::string render_define_local(const std::string& name, DType dt, int64_t size) const override {
+    return "__shared__ " + buffer_type_name(dt) + " " + name + "[" + std::to_string(size) + "]";
+  }
   std::string param_decl(const Param& p) const override;
   std::string kernel_signature(const std::string& name, const std::vector<Param>& params,
                                const Prelude& pre) const override;

@@ -20,6 +20,8 @@ static_assert(std::endian::native == std::endian::little, "the interpreter reads
 namespace {
 
 constexpr int32_t kNone = -1;
+// Instr::buf of an access to shared memory: kLocalBase + the DEFINE_LOCAL's number (globals are 0..4096).
+constexpr int32_t kLocalBase = 1 << 20;
 
 // SPECIAL flavours: gidxN is the workgroup id, lidxN the id inside the workgroup, idxN the absolute
 // thread id gidxN * local_sizeN + lidxN (for launches that name only global threads).
@@ -65,7 +67,8 @@ std::string node_str(int32_t pos, const UOp& u) {
 
 // Every node kind of codegen/program.h; the ALU ops are those after BARRIER.
 constexpr Ops kExecuted[] = {Ops::DEFINE_GLOBAL, Ops::DEFINE_VAR, Ops::SPECIAL, Ops::CONST, Ops::RANGE, Ops::ENDRANGE,
-                             Ops::DEFINE_ACC, Ops::ASSIGN, Ops::LOAD, Ops::STORE, Ops::IF, Ops::ENDIF, Ops::BARRIER,
+                             Ops::DEFINE_ACC, Ops::ASSIGN, Ops::LOAD, Ops::STORE, Ops::IF, Ops::ENDIF, Ops::DEFINE_LOCAL,
+                             Ops::BARRIER,
                              // ALU
                              Ops::ADD, Ops::MUL, Ops::SUB, Ops::IDIV, Ops::MOD, Ops::MAX, Ops::CMPLT, Ops::CMPNE,
                              Ops::AND, Ops::OR, Ops::XOR, Ops::SHL, Ops::SHR, Ops::FDIV, Ops::WHERE, Ops::MULACC,
@@ -88,6 +91,7 @@ struct Interpreter::Plan {
   std::vector<Instr> code;
   int32_t n_slots = 0;
   std::vector<DType> buf_dtypes;  // element dtype per buffer parameter (void where unused)
+  std::vector<std::pair<DType, int64_t>> locals;  // per DEFINE_LOCAL: element dtype and size (elements)
   size_t n_vars = 0;
   std::vector<std::pair<int64_t, int64_t>> var_bounds;  // per vars position, from its DEFINE_VAR
   std::vector<std::string> var_names;
@@ -166,8 +170,10 @@ class PlanBuilder {
       if (!visible(def_block_[size_t(it->second)], cur))
         fail(pos, "uses uop " + std::to_string(it->second) + " outside the loop or IF that defines it");
       in.src[k] = p_.code[size_t(it->second)].out;
-      // Only ordering sources may be void (a BARRIER's stores, an ENDIF's IF): a value read must exist.
-      if (in.src[k] == kNone && u.op != Ops::BARRIER && u.op != Ops::ENDIF)
+      // Only ordering sources may be void (a BARRIER's stores, an ENDIF's IF, the BARRIER a LOAD of shared
+      // memory waits for): a value read must exist.
+      bool ordering = u.op == Ops::BARRIER || u.op == Ops::ENDIF || (u.op == Ops::LOAD && k == 2 && u.src.size() == 3);
+      if (in.src[k] == kNone && !ordering)
         fail(pos, "reads uop " + std::to_string(it->second) + ", which has no value");
     }
     in.nsrc = uint8_t(u.src.size());
@@ -195,6 +201,16 @@ class PlanBuilder {
         if (bt != dtypes::void_) fail(pos, "repeats parameter " + std::to_string(*n));
         bt = u.dtype.scalar_type();
         in.buf = int32_t(*n);
+        break;
+      }
+      case Ops::DEFINE_LOCAL: {
+        need_src(0);
+        const auto* r = std::get_if<NamedRange>(&u.arg);
+        if (!u.dtype.ptr || !u.dtype.local) fail(pos, "must be a local pointer");
+        if (!r || r->min != 0 || r->max < 0 || r->max >= (int64_t(1) << 24))
+          fail(pos, "needs a NamedRange arg {name, 0, size-1} of at most 2^24 elements, has " + u.arg_repr());
+        in.buf = kLocalBase + int32_t(p_.locals.size());
+        p_.locals.push_back({u.dtype.scalar_type(), r->max + 1});
         break;
       }
       case Ops::DEFINE_VAR: {
@@ -346,14 +362,15 @@ class PlanBuilder {
   template <class NeedInt, class NeedBool>
   void decode_memory(int32_t pos, const UOp& u, Instr& in, NeedInt need_int, NeedBool need_bool) {
     bool load = u.op == Ops::LOAD;
-    if (load ? u.src.size() != 2 && u.src.size() != 4 : u.src.size() != 3 && u.src.size() != 4)
-      fail(pos,
-           load ? "takes (buf, idx) or (buf, idx, gate, alt)" : "takes (buf, idx, value) or (buf, idx, value, gate)");
-    if (u.src[0]->op != Ops::DEFINE_GLOBAL)
-      fail(pos, "must address a DEFINE_GLOBAL (DEFINE_LOCAL is not supported yet)");
+    if (load ? u.src.size() < 2 || u.src.size() > 4 : u.src.size() != 3 && u.src.size() != 4)
+      fail(pos, load ? "takes (buf, idx), (buf, idx, barrier) or (buf, idx, gate, alt)"
+                     : "takes (buf, idx, value) or (buf, idx, value, gate)");
+    if (load && u.src.size() == 3 && u.src[2]->op != Ops::BARRIER) fail(pos, "has a third source that is not a BARRIER");
+    if (u.src[0]->op != Ops::DEFINE_GLOBAL && u.src[0]->op != Ops::DEFINE_LOCAL)
+      fail(pos, "must address a DEFINE_GLOBAL or DEFINE_LOCAL");
     need_int(1, "index");
     in.buf = p_.code[size_t(index_.at(u.src[0].get()))].buf;
-    DType elem = p_.buf_dtypes[size_t(in.buf)];
+    DType elem = in.buf >= kLocalBase ? p_.locals[size_t(in.buf - kLocalBase)].first : p_.buf_dtypes[size_t(in.buf)];
     DType value = load ? u.dtype : u.src[2]->dtype;
     if (!load && u.dtype != dtypes::void_) fail(pos, "must have dtype void");
     if (value != elem)
@@ -436,6 +453,15 @@ class Executor {
       }
       regions_.push_back(r);
     }
+    for (auto& [dt, n] : plan.locals) {
+      Region r;
+      r.dtype = dt;
+      r.itemsize = dt.itemsize();
+      r.size = n;
+      local_mem_.emplace_back(size_t(n * r.itemsize));
+      r.base = local_mem_.back().data();
+      locals_.push_back(r);
+    }
     if (vars.size() != plan.n_vars)
       throw Error(prefix(p_.name) + "needs " + std::to_string(plan.n_vars) + " vars, got " +
                   std::to_string(vars.size()));
@@ -463,6 +489,9 @@ class Executor {
             t.pc = 0;
             t.gid = {x, y, z};
           }
+          // Shared memory starts each workgroup as garbage (all bits set: NaN for floats), so a read of a
+          // slot no thread wrote shows up rather than passing with a stale or zero value.
+          for (auto& m : local_mem_) std::fill(m.begin(), m.end(), std::byte{0xff});
           run_group(group);
         }
   }
@@ -505,24 +534,25 @@ class Executor {
 
   // The element address for an access, after the bounds check.
   std::byte* address(const ThreadCtx& t, size_t pc, const Instr& in, int64_t idx) const {
-    const Region& r = regions_[size_t(in.buf)];
+    const Region& r = region(in.buf);
     if (idx < 0 || idx >= r.size)
       fail_at(t, pc,
               std::string(in.op == Ops::LOAD ? "reads" : "writes") + " out of bounds: buffer " +
-                  std::to_string(in.buf) + " (" + r.dtype.repr() + "), index " + std::to_string(idx) + ", size " +
+                  (in.buf >= kLocalBase ? "local " + std::to_string(in.buf - kLocalBase) : std::to_string(in.buf)) +
+                  " (" + r.dtype.repr() + "), index " + std::to_string(idx) + ", size " +
                   std::to_string(r.size));
     return r.base + idx * r.itemsize;
   }
 
   Num load(const ThreadCtx& t, size_t pc, const Instr& in, int64_t idx) const {
     uint64_t bits = 0;
-    std::memcpy(&bits, address(t, pc, in, idx), size_t(regions_[size_t(in.buf)].itemsize));
+    std::memcpy(&bits, address(t, pc, in, idx), size_t(region(in.buf).itemsize));
     return num_from_bits(bits, in.dtype);
   }
 
   void store(const ThreadCtx& t, size_t pc, const Instr& in, int64_t idx, Num v) const {
     uint64_t bits = num_to_bits(v, in.dtype);
-    std::memcpy(address(t, pc, in, idx), &bits, size_t(regions_[size_t(in.buf)].itemsize));
+    std::memcpy(address(t, pc, in, idx), &bits, size_t(region(in.buf).itemsize));
   }
 
   Num special(const ThreadCtx& t, const Instr& in) const {
@@ -547,6 +577,7 @@ class Executor {
       const Instr& in = code[pc];
       switch (in.op) {
         case Ops::DEFINE_GLOBAL:
+        case Ops::DEFINE_LOCAL:
         case Ops::ENDIF:
           break;
         case Ops::CONST:
@@ -620,8 +651,14 @@ class Executor {
     return Stop::kDone;
   }
 
+  const Region& region(int32_t buf) const {
+    return buf >= kLocalBase ? locals_[size_t(buf - kLocalBase)] : regions_[size_t(buf)];
+  }
+
   const Interpreter::Plan& p_;
   std::vector<Region> regions_;
+  std::vector<Region> locals_;                   // shared memory of the running workgroup, per DEFINE_LOCAL
+  std::vector<std::vector<std::byte>> local_mem_;
   std::vector<Num> vars_;
 };
 

@@ -9,8 +9,9 @@
 // threads). Each thread is a context of its own (program counter and values); the threads of one workgroup
 // run one after another up to each BARRIER, and all of them pass it together, so global-memory exchange
 // across a barrier behaves as on a GPU. SPECIAL core_id (a CPU kernel split across threads) is a workgroup
-// id along dim 0: the threads run one after another. Not yet: DEFINE_LOCAL (shared memory), vector dtypes (VECTORIZE,
-// GEP, vector LOAD/STORE) and WMMA.
+// id along dim 0: the threads run one after another. DEFINE_LOCAL is a workgroup's shared memory (filled
+// with all-ones bits as each workgroup starts, so reading a slot nobody wrote is visible). Not yet: vector
+// dtypes (VECTORIZE, GEP, vector LOAD/STORE) and WMMA.
 #include <cstddef>
 #include <cstdint>
 #include <memory>

@@ -126,3 +126,36 @@ TEST(CudaRender, BitcastAndInfinities) {
   std::string srci = render(ki, cuda);
   EXPECT_TRUE(has(srci, "__int_as_float(0x7f800000)")) << srci;
 }
+
+TEST(CudaRender, GroupedReduceUsesSharedMemoryAndABarrier) {
+  tg::CUDARenderer cuda;
+  Tensor a = Tensor::empty({4096});
+  tg::Kernel k(last_ast(a.sum()), cuda);
+  k.hand_coded_optimizations();
+  ASSERT_FALSE(k.applied_opts().empty());
+  EXPECT_EQ(k.applied_opts()[0].op, OptOps::GROUP) << "a reduce to one value is split across a workgroup";
+  EXPECT_EQ(k.local_size(), 256);
+  std::string src = render(k, cuda);
+  EXPECT_TRUE(has(src, "__shared__ float temp0[256];")) << src;
+  EXPECT_TRUE(has(src, "__syncthreads();")) << src;
+  EXPECT_TRUE(has(src, "if (lidx0<1) { data0[0] = ")) << "one thread writes the total: " << src;
+  // no upcasting on top of a grouped reduce (yet): the opt says so instead of miscompiling
+  EXPECT_THROW(k.apply_opt({OptOps::UNROLL, 0, 4}), tg::KernelOptError);
+}
+
+TEST(CudaRender, GroupOptRules) {
+  tg::CUDARenderer cuda;
+  tg::ClangRenderer c;
+  Tensor a = Tensor::empty({8, 1024});
+  tg::UOpPtr ast = last_ast(a.max(1));
+  tg::Kernel cpu(ast, c);
+  EXPECT_THROW(cpu.apply_opt({OptOps::GROUP, 0, 16}), tg::KernelOptError) << "the CPU has no shared memory";
+  tg::Kernel k(ast, cuda);
+  EXPECT_THROW(k.apply_opt({OptOps::GROUP, 0, 3}), tg::KernelOptError) << "3 does not divide 1024";
+  EXPECT_THROW(k.apply_opt({OptOps::GROUP, 0, 2048}), tg::KernelOptError) << "more threads than a block has";
+  k.apply_opt({OptOps::GROUPTOP, 0, 32});
+  EXPECT_EQ(k.full_shape(), (tg::Shape{8, 32, 32}));
+  EXPECT_EQ(k.name(), "r_8_32_32");
+  std::string src = render(k, cuda);
+  EXPECT_TRUE(has(src, "__shared__ float temp0[32];")) << src;
+}
