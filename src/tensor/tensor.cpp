@@ -121,10 +121,16 @@ Tensor Tensor::arange(double start, double stop, double step, TensorOptions opts
   int64_t n = span > 0 ? int64_t(std::ceil(span)) : 0;
   bool is_int = start == std::floor(start) && stop == std::floor(stop) && step == std::floor(step);
   DType dt = opts.dtype.value_or(is_int ? dtypes::int32 : dtypes::default_float());
-  std::vector<double> vals(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; i++) vals[size_t(i)] = start + double(i) * step;
-  opts.dtype = dt;
-  return Tensor(vals, {n}, opts);
+  // The values are written on the host straight in the tensor's dtype (C cast semantics, as a CAST
+  // would give), so the device gets one buffer of that dtype and no conversion kernel.
+  const size_t item = size_t(dt.itemsize());
+  std::vector<std::byte> bytes(size_t(n) * item);
+  for (int64_t i = 0; i < n; i++) {
+    uint64_t bits = num_to_bits(cast_num(Num{0, start + double(i) * step}, dtypes::float64, dt), dt);
+    std::memcpy(bytes.data() + size_t(i) * item, &bits, item);
+  }
+  opts.dtype.reset();
+  return Tensor(bytes.data(), dt, n, {n}, opts);
 }
 
 Tensor Tensor::eye(int64_t n, TensorOptions opts) {
