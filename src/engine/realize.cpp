@@ -1,4 +1,5 @@
-// Running a schedule: kernels through the method cache, copies through the host, DEBUG=2 lines.
+// Running a schedule: kernels through the method cache, copies (direct between devices when they can, else
+// through the host), DEBUG=2 lines.
 #include "engine/realize.h"
 
 #include <chrono>
@@ -29,17 +30,40 @@ void print_line(const std::string& device, const std::string& name, size_t nargs
   std::fflush(stdout);
 }
 
+// tinygrad's copy names: "copy       16,    CUDA <- CPU    ", sizes of 1 MB and more as "copy    4.19M, ...";
+// "xfer" when the devices copied directly (a device-to-device or GPU peer copy, no trip through the host).
+std::string copy_name(const char* kind, size_t bytes, const std::string& dst, const std::string& src) {
+  char buf[96];
+  if (bytes >= 1000000)
+    std::snprintf(buf, sizeof(buf), "%s %7.2fM, %7s <- %-7s", kind, double(bytes) / 1e6, dst.substr(0, 7).c_str(),
+                  src.substr(0, 7).c_str());
+  else
+    std::snprintf(buf, sizeof(buf), "%s %8zu, %7s <- %-7s", kind, bytes, dst.substr(0, 7).c_str(),
+                  src.substr(0, 7).c_str());
+  return buf;
+}
+
 void run_copy(const ScheduleItem& item) {
   Buffer& dst = *item.bufs.at(0);
   Buffer& src = *item.bufs.at(1);
+  Device& dst_dev = get_device(dst.device());
+  Device& src_dev = get_device(src.device());
   bool wait = DEBUG >= 2;
+  bool xfer = false;
   auto t0 = std::chrono::steady_clock::now();
-  if (get_device(dst.device()).executes() && get_device(src.device()).executes()) {
-    std::vector<uint8_t> host(src.nbytes());
+  if (dst_dev.executes() && src_dev.executes()) {
     src.ensure_allocated();
-    src.copyout(host.data(), host.size());
     dst.ensure_allocated();
-    dst.copyin(host.data(), host.size());
+    // Directly between the devices when the destination's allocator can (same GPU, GPU to GPU), else through
+    // host memory.
+    if (dst.nbytes() > 0 && dst_dev.allocator().transfer(dst.ptr(), src.ptr(), dst.nbytes(), src_dev)) {
+      xfer = true;
+    } else {
+      std::vector<uint8_t> host(src.nbytes());
+      src.copyout(host.data(), host.size());
+      dst.copyin(host.data(), host.size());
+    }
+    if (wait) dst_dev.synchronize();  // a GPU copy may still be in flight: time all of it
   } else {
     dst.ensure_allocated();
   }
@@ -48,8 +72,8 @@ void run_copy(const ScheduleItem& item) {
   GlobalCounters::global_mem += int64_t(dst.nbytes());
   GlobalCounters::time_sum_s += et;
   if (DEBUG >= 2)
-    print_line(dst.device(), "copy " + std::to_string(dst.nbytes()) + ", " + dst.device() + " <- " + src.device(), 2,
-               et, 0, int64_t(dst.nbytes()));
+    print_line(dst.device(), copy_name(xfer ? "xfer" : "copy", dst.nbytes(), dst.device(), src.device()), 2, et, 0,
+               int64_t(dst.nbytes()));
 }
 
 }  // namespace

@@ -5,9 +5,11 @@
 #include <cstdio>
 #include <map>
 #include <mutex>
+#include <utility>
 
 #include "helpers/env.h"
 #include "runtime/devices.h"
+#include "runtime/nvrtc.h"
 #include "tg/context.h"
 #include "tg/error.h"
 
@@ -16,11 +18,16 @@ namespace {
 
 struct KnownDevice {
   const char* name;
-  std::unique_ptr<Device> (*make)();
+  std::unique_ptr<Device> (*make)(int index);
+  // How many instances this machine has (the reason in *why when none); nullptr: exactly one.
+  int (*instances)(std::string* why);
 };
 // Order matters only for the error message.
-const KnownDevice kKnown[] = {
-    {"CPU", make_cpu_device}, {"INTERP", make_interp_device}, {"NULL", make_null_device}, {"HOST", make_host_device}};
+const KnownDevice kKnown[] = {{"CPU", [](int) { return make_cpu_device(); }, nullptr},
+                              {"CUDA", make_cuda_device, cuda_device_count},
+                              {"INTERP", [](int) { return make_interp_device(); }, nullptr},
+                              {"NULL", [](int) { return make_null_device(); }, nullptr},
+                              {"HOST", [](int) { return make_host_device(); }, nullptr}};
 
 std::string known_list() {
   std::string s;
@@ -32,6 +39,17 @@ const KnownDevice* find_known(const std::string& base) {
   for (const auto& k : kKnown)
     if (base == k.name) return &k;
   return nullptr;
+}
+
+// "CUDA:1" -> {"CUDA", 1}; a name without ":N" is instance 0. The name is already upper case.
+std::pair<std::string, int> split_index(const std::string& name, const std::string& asked) {
+  size_t colon = name.find(':');
+  if (colon == std::string::npos) return {name, 0};
+  std::string base = name.substr(0, colon), index = name.substr(colon + 1);
+  bool digits = !index.empty() && index.size() <= 4;
+  for (char c : index) digits = digits && c >= '0' && c <= '9';
+  if (!digits) throw Error("device '" + asked + "': expected " + base + " or " + base + ":N with N a small number");
+  return {base, std::stoi(index)};
 }
 
 // Devices live until exit on purpose: buffers and programs held by static objects may be released during
@@ -50,17 +68,20 @@ Registry& registry() {
 std::string canonical_device(const std::string& name) {
   std::string up;
   for (char c : name) up += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  std::string base = up, index;
-  if (size_t colon = up.find(':'); colon != std::string::npos) {
-    base = up.substr(0, colon);
-    index = up.substr(colon + 1);
-  }
-  if (!find_known(base))
-    throw Error("unknown device '" + name + "' (known devices: " + known_list() + ")");
-  // Every device known so far is a single instance, so only index 0 names it.
-  if (!index.empty() && index != "0")
+  std::string base = up.substr(0, up.find(':'));
+  const KnownDevice* known = find_known(base);
+  if (!known) throw Error("unknown device '" + name + "' (known devices: " + known_list() + ")");
+  int index = split_index(up, name).second;
+  if (index == 0) return base;  // instance 0 is spelled without its index, as in tinygrad
+  if (!known->instances)
     throw Error("device '" + name + "': " + base + " has only one instance (use " + base + " or " + base + ":0)");
-  return base;
+  std::string why;
+  int n = known->instances(&why);
+  if (index >= n)
+    throw Error("device '" + name + "': this machine has " + std::to_string(n) + " " + base + " device" +
+                (n == 1 ? "" : "s") +
+                (n == 0 ? " (" + why + ")" : " (" + base + ":0 to " + base + ":" + std::to_string(n - 1) + ")"));
+  return base + ":" + std::to_string(index);
 }
 
 Device& get_device(const std::string& name) {
@@ -69,7 +90,8 @@ Device& get_device(const std::string& name) {
   std::lock_guard<std::mutex> lock(r.mu);
   auto it = r.open.find(canon);
   if (it != r.open.end()) return *it->second;
-  std::unique_ptr<Device> dev = find_known(canon)->make();  // throws when the device cannot open here
+  auto [base, index] = split_index(canon, name);
+  std::unique_ptr<Device> dev = find_known(base)->make(index);  // throws when the device cannot open here
   if (!dev) throw Error("device " + canon + " could not be opened");
   if (DEBUG >= 1) std::fprintf(stderr, "opened device %s from pid:%d\n", canon.c_str(), int(getpid()));
   return *r.open.emplace(canon, std::move(dev)).first->second;
@@ -77,7 +99,10 @@ Device& get_device(const std::string& name) {
 
 std::string default_device() {
   std::string dev = getenv_str("DEV");
-  return dev.empty() ? "CPU" : canonical_device(dev);
+  if (!dev.empty()) return canonical_device(dev);
+  // A GPU is the best device when it can also compile kernels (NVRTC); found once, then cached.
+  static const bool gpu = cuda_device_count() > 0 && nvrtc_available();
+  return gpu ? "CUDA" : "CPU";
 }
 
 }  // namespace tg

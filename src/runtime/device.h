@@ -1,6 +1,6 @@
 #pragma once
 // A device is {Allocator, Compiler, Program loader, Renderer}. Devices are opened on first use by name
-// ("CPU", "CPU:0", "NULL", "INTERP", later "CUDA:1"), once per process, and live until exit.
+// ("CPU", "CPU:0", "NULL", "INTERP", "CUDA", "CUDA:1"), once per process, and live until exit.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -12,6 +12,8 @@
 
 namespace tg {
 
+class Device;
+
 class Allocator {
  public:
   virtual ~Allocator() = default;
@@ -20,6 +22,11 @@ class Allocator {
   virtual void free(void* ptr, size_t bytes) = 0;
   virtual void copyin(void* dst, const void* host_src, size_t bytes) = 0;   // host -> device
   virtual void copyout(void* host_dst, const void* src, size_t bytes) = 0;  // device -> host
+  // Optional: copy `bytes` from `src`, memory of `src_dev`, into `dst`, memory of this allocator's device,
+  // without a trip through the host (a device-to-device or GPU peer copy). Returns false when it cannot
+  // (src_dev is another kind of device): the caller then copies through host memory. The copy may still be
+  // in flight on return, ordered before later work on both devices.
+  virtual bool transfer(void* dst, const void* src, size_t bytes, Device& src_dev) { return false; }
 };
 
 class Compiler {
@@ -38,7 +45,7 @@ class Program {
  public:
   virtual ~Program() = default;
   // Run once. bufs are device pointers in parameter order, vars the DEFINE_VAR values. With wait=true,
-  // block until done and return the run time in seconds (else 0).
+  // block until done and return the run time in seconds (else 0; a GPU may still be running it).
   virtual double run(const std::vector<void*>& bufs, const std::vector<int64_t>& vars, bool wait) = 0;
 };
 
@@ -51,6 +58,7 @@ class Device {
   const Renderer& renderer() const { return *renderer_; }
   // Load a compiled binary (from compiler().compile_cached(spec.src)) as a runnable program.
   virtual std::unique_ptr<Program> load(const ProgramSpec& spec, const std::string& binary) = 0;
+  // Wait until every kernel and copy queued on the device is done.
   virtual void synchronize() {}
   // NULL: schedules and compiles, never runs kernels or moves data.
   virtual bool executes() const { return true; }
@@ -62,12 +70,16 @@ class Device {
   std::unique_ptr<Renderer> renderer_;
 };
 
-// Open (once) and return a device. Accepts "CPU", "cpu", "CPU:0" ...; throws tg::Error for unknown names
-// or devices not present on this machine. DEBUG>=1 prints "opened device CPU from pid:N" on first open.
+// Open (once) and return a device. Accepts "CPU", "cpu", "CPU:0", "CUDA:1" ...; throws tg::Error for unknown
+// names or devices not present on this machine (saying why: no libcuda, no GPU ...). DEBUG>=1 prints
+// "opened device CPU from pid:N" on first open.
 Device& get_device(const std::string& name);
-// Canonical spelling: "cpu" -> "CPU", "CPU:0" -> "CPU". Throws tg::Error for unknown devices.
+// Canonical spelling: "cpu" -> "CPU", "CPU:0" -> "CPU", "cuda:0" -> "CUDA", "cuda:1" -> "CUDA:1". Throws
+// tg::Error for unknown devices and for CUDA:N with N >= the number of GPUs ("CUDA" and "CUDA:0" are always
+// spelled; get_device says why they cannot open).
 std::string canonical_device(const std::string& name);
-// DEV from the environment if set, else the best available ("CPU" for now).
+// DEV from the environment if set, else the best available: "CUDA" when a GPU (and NVRTC) is there, else
+// "CPU".
 std::string default_device();
 
 }  // namespace tg

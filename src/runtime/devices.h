@@ -12,10 +12,18 @@ std::unique_ptr<Device> make_cpu_device();     // ops_cpu.cpp: C source -> clang
 std::unique_ptr<Device> make_null_device();    // ops_null.cpp: compiles nothing, runs nothing
 std::unique_ptr<Device> make_host_device();    // ops_host.cpp: plain host memory, no kernels
 std::unique_ptr<Device> make_interp_device();  // ops_interp.cpp: executes linearized UOps directly
+// ops_cuda.cpp: NVIDIA GPU `ordinal` ("CUDA" is 0, "CUDA:1" is 1) through the driver API and NVRTC, both
+// loaded at run time. Throws tg::Error saying why when it cannot open (no libcuda, no such GPU, no NVRTC).
+std::unique_ptr<Device> make_cuda_device(int ordinal);
+// CUDA GPUs usable here: 0 when there is no driver or no GPU, with the reason in *why. Never throws; the
+// answer is found once per process.
+int cuda_device_count(std::string* why = nullptr);
 
 // The CPU device's compiler, on its own: `cc` names the C compiler ("gcc", "clang-14", "ccache gcc");
 // empty picks the default (env CC, else clang on PATH, else gcc). Tests use it to check both compilers.
 std::unique_ptr<Compiler> make_cpu_compiler(const std::string& cc = "");
+// NVRTC for GPUs of `arch` ("sm_90"): CUDA C++ -> cubin (nvrtc.cpp). Throws tg::Error when libnvrtc is absent.
+std::unique_ptr<Compiler> make_nvrtc_compiler(const std::string& arch);
 // Plain host memory, 64-byte aligned (CPU and HOST devices; wrap it in an LRUAllocator).
 std::unique_ptr<Allocator> make_malloc_allocator();
 

@@ -1,0 +1,95 @@
+#pragma once
+// The CUDA driver API, loaded at run time: libcuda.so.1 is opened with dlopen on first use, so tinygrad.cpp
+// builds with no CUDA installed and runs on machines without a GPU (where the CUDA device is simply absent).
+// Only the few types, constants and entry points the runtime uses are declared here, with the driver's ABI
+// (see NVIDIA's cuda.h for the reference; nothing of it is copied or needed to build).
+#include <cstddef>
+#include <string>
+
+namespace tg::cu {
+
+// ---- the driver's types (ABI-compatible declarations) ----
+using CUresult = int;
+using CUdevice = int;
+using CUdeviceptr = unsigned long long;
+using CUcontext = struct CUctx_st*;
+using CUmodule = struct CUmod_st*;
+using CUfunction = struct CUfunc_st*;
+using CUstream = struct CUstream_st*;
+using CUevent = struct CUevent_st*;
+
+constexpr CUresult CUDA_SUCCESS = 0;
+constexpr CUresult CUDA_ERROR_NOT_READY = 600;
+constexpr CUresult CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED = 704;
+
+// cuDeviceGetAttribute
+constexpr int CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1;
+constexpr int CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X = 2;  // Y = 3, Z = 4
+constexpr int CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X = 5;   // Y = 6, Z = 7
+constexpr int CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16;
+constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
+constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
+// cuEventCreate
+constexpr unsigned CU_EVENT_DEFAULT = 0;
+constexpr unsigned CU_EVENT_DISABLE_TIMING = 2;
+// cuMemHostAlloc: pinned memory usable from every context (CUDA:0 and CUDA:1 share staging code paths).
+constexpr unsigned CU_MEMHOSTALLOC_PORTABLE = 1;
+
+// ---- the entry points, resolved once by dlsym ----
+struct Driver {
+  CUresult (*cuGetErrorName)(CUresult, const char**);
+  CUresult (*cuGetErrorString)(CUresult, const char**);
+  CUresult (*cuInit)(unsigned);
+  CUresult (*cuDriverGetVersion)(int*);
+  CUresult (*cuDeviceGetCount)(int*);
+  CUresult (*cuDeviceGet)(CUdevice*, int);
+  CUresult (*cuDeviceGetName)(char*, int, CUdevice);
+  CUresult (*cuDeviceGetAttribute)(int*, int, CUdevice);
+  CUresult (*cuDeviceTotalMem)(size_t*, CUdevice);
+  CUresult (*cuDeviceCanAccessPeer)(int*, CUdevice, CUdevice);
+  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext*, CUdevice);
+  CUresult (*cuDevicePrimaryCtxRelease)(CUdevice);
+  CUresult (*cuCtxSetCurrent)(CUcontext);
+  CUresult (*cuCtxSynchronize)();
+  CUresult (*cuCtxEnablePeerAccess)(CUcontext, unsigned);
+  CUresult (*cuMemAlloc)(CUdeviceptr*, size_t);
+  CUresult (*cuMemFree)(CUdeviceptr);
+  CUresult (*cuMemHostAlloc)(void**, size_t, unsigned);
+  CUresult (*cuMemFreeHost)(void*);
+  CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void*, size_t);
+  CUresult (*cuMemcpyDtoH)(void*, CUdeviceptr, size_t);
+  CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr, const void*, size_t, CUstream);
+  CUresult (*cuMemcpyDtoHAsync)(void*, CUdeviceptr, size_t, CUstream);
+  CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
+  CUresult (*cuMemcpyPeerAsync)(CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t, CUstream);
+  CUresult (*cuModuleLoadData)(CUmodule*, const void*);
+  CUresult (*cuModuleUnload)(CUmodule);
+  CUresult (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*);
+  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream,
+                             void**, void**);
+  CUresult (*cuEventCreate)(CUevent*, unsigned);
+  CUresult (*cuEventDestroy)(CUevent);
+  CUresult (*cuEventRecord)(CUevent, CUstream);
+  CUresult (*cuEventSynchronize)(CUevent);
+  CUresult (*cuEventElapsedTime)(float*, CUevent, CUevent);
+  CUresult (*cuStreamWaitEvent)(CUstream, CUevent, unsigned);
+  CUresult (*cuStreamSynchronize)(CUstream);
+};
+
+// The driver, loaded and initialized (cuInit) once per process. Throws tg::Error saying why when it cannot
+// be used here: no libcuda.so.1 (no NVIDIA driver installed), a missing entry point (a driver too old), or
+// cuInit failing (no GPU, driver/kernel module mismatch ...).
+const Driver& driver();
+// Number of CUDA GPUs; 0 when the driver is unusable, with the reason in *why (if given). Never throws.
+int device_count(std::string* why = nullptr);
+
+// "CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access was encountered)", or the bare number when the
+// driver is not loaded.
+std::string error_text(CUresult r);
+// Errors after which the driver keeps the context unusable (a kernel faulted); the process must restart to
+// use the GPU again.
+bool is_sticky(CUresult r);
+// Throws tg::Error("<what>: <error_text>") unless r is CUDA_SUCCESS.
+void check(CUresult r, const std::string& what);
+
+}  // namespace tg::cu
