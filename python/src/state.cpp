@@ -20,7 +20,7 @@ void bind_state(nb::module_& m) {
       [](const std::string& path, nb::handle device) {
         return s::safe_load(path, device.is_none() ? "" : nb::cast<std::string>(device));
       },
-      nb::arg("path"), nb::arg("device") = nb::none());
+      nb::arg("path"), nb::arg("device").none() = nb::none());
   m.def(
       "safe_save",
       [](const std::map<std::string, tg::Tensor>& tensors, const std::string& path, nb::handle metadata) {
@@ -28,7 +28,7 @@ void bind_state(nb::module_& m) {
         if (!metadata.is_none()) md = nb::cast<std::map<std::string, std::string>>(metadata);
         s::safe_save(tensors, path, md);
       },
-      nb::arg("tensors"), nb::arg("path"), nb::arg("metadata") = nb::none());
+      nb::arg("tensors"), nb::arg("path"), nb::arg("metadata").none() = nb::none());
   // load_state_dict's core (shape checks, (1,) vs (), cast, copy to the device, one realize): the C++ one.
   m.def(
       "load_into",
@@ -40,7 +40,7 @@ void bind_state(nb::module_& m) {
       [](const std::string& path, nb::handle device) {
         return s::torch_load(path, device.is_none() ? "" : nb::cast<std::string>(device));
       },
-      nb::arg("path"), nb::arg("device") = nb::none());
+      nb::arg("path"), nb::arg("device").none() = nb::none());
 }
 
 }  // namespace tgpy

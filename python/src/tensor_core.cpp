@@ -15,8 +15,9 @@ using tg::Tensor;
 using Ints = std::vector<int64_t>;
 
 // The keyword arguments every creation function takes, in tinygrad's spelling.
-#define TG_OPTS_ARGS \
-  nb::arg("dtype") = nb::none(), nb::arg("device") = nb::none(), nb::arg("requires_grad") = nb::none()
+#define TG_OPTS_ARGS                                                           \
+  nb::arg("dtype").none() = nb::none(), nb::arg("device").none() = nb::none(), \
+  nb::arg("requires_grad").none() = nb::none()
 
 template <class F>
 auto creation(F f) {
@@ -36,8 +37,8 @@ void bind_tensor_core(nb::class_<Tensor>& c) {
          if (!rg.is_none()) t.requires_grad_(o.requires_grad);
          new (self) Tensor(t);
        },
-       nb::arg("data"), nb::arg("device") = nb::none(), nb::arg("dtype") = nb::none(),
-       nb::arg("requires_grad") = nb::none())
+       nb::arg("data").none(), nb::arg("device").none() = nb::none(), nb::arg("dtype").none() = nb::none(),
+       nb::arg("requires_grad").none() = nb::none())
       // ---- properties ----
       .def_prop_ro("shape", [](const Tensor& t) { return shape_tuple(t.shape()); })
       .def_prop_ro("dtype", &Tensor::dtype)
@@ -187,8 +188,8 @@ void bind_tensor_core(nb::class_<Tensor>& c) {
             nb::cast<Tensor&>(self).backward(gradient);
             return self;
           },
-          nb::arg("gradient") = nb::none())
-      .def("gradient", &Tensor::gradient, nb::arg("targets"), nb::arg("gradient") = nb::none())
+          nb::arg("gradient").none() = nb::none())
+      .def("gradient", &Tensor::gradient, nb::arg("targets"), nb::arg("gradient").none() = nb::none())
       .def("detach", &Tensor::detach)
       .def(
           "assign",

@@ -31,13 +31,14 @@ void bind_tensor_math(nb::class_<Tensor>& c) {
   // ---- unary, no arguments ----
 #define TG_UNARY(name) c.def(#name, &Tensor::name);
   TG_UNARY(neg)
-  TG_UNARY(exp) TG_UNARY(log) TG_UNARY(exp2) TG_UNARY(log2) TG_UNARY(sqrt) TG_UNARY(sin) TG_UNARY(reciprocal) TG_UNARY(
-      relu) TG_UNARY(trunc) TG_UNARY(abs) TG_UNARY(sign) TG_UNARY(square) TG_UNARY(rsqrt) TG_UNARY(cos) TG_UNARY(tan)
-      TG_UNARY(asin) TG_UNARY(acos) TG_UNARY(atan) TG_UNARY(sinh) TG_UNARY(cosh) TG_UNARY(asinh) TG_UNARY(acosh)
-          TG_UNARY(atanh) TG_UNARY(erf) TG_UNARY(floor) TG_UNARY(ceil) TG_UNARY(round) TG_UNARY(isnan)
-              TG_UNARY(logical_not) TG_UNARY(bitwise_not) TG_UNARY(sigmoid) TG_UNARY(tanh) TG_UNARY(gelu)
-                  TG_UNARY(quick_gelu) TG_UNARY(silu) TG_UNARY(swish) TG_UNARY(selu) TG_UNARY(mish) TG_UNARY(hardswish)
-                      TG_UNARY(hardsigmoid) TG_UNARY(relu6) TG_UNARY(softsign) TG_UNARY(logsigmoid)
+  TG_UNARY(exp)
+  TG_UNARY(log) TG_UNARY(exp2) TG_UNARY(log2) TG_UNARY(sqrt) TG_UNARY(sin) TG_UNARY(reciprocal) TG_UNARY(relu) TG_UNARY(
+      trunc) TG_UNARY(abs) TG_UNARY(sign) TG_UNARY(square) TG_UNARY(rsqrt) TG_UNARY(cos) TG_UNARY(tan) TG_UNARY(asin)
+      TG_UNARY(acos) TG_UNARY(atan) TG_UNARY(sinh) TG_UNARY(cosh) TG_UNARY(asinh) TG_UNARY(acosh) TG_UNARY(atanh)
+          TG_UNARY(erf) TG_UNARY(floor) TG_UNARY(ceil) TG_UNARY(round) TG_UNARY(isnan) TG_UNARY(logical_not)
+              TG_UNARY(bitwise_not) TG_UNARY(sigmoid) TG_UNARY(tanh) TG_UNARY(gelu) TG_UNARY(quick_gelu) TG_UNARY(silu)
+                  TG_UNARY(swish) TG_UNARY(selu) TG_UNARY(mish) TG_UNARY(hardswish) TG_UNARY(hardsigmoid)
+                      TG_UNARY(relu6) TG_UNARY(softsign) TG_UNARY(logsigmoid)
 #undef TG_UNARY
                           c.def("elu", &Tensor::elu, nb::arg("alpha") = 1.0)
                               .def("celu", &Tensor::celu, nb::arg("alpha") = 1.0)
@@ -46,8 +47,10 @@ void bind_tensor_math(nb::class_<Tensor>& c) {
                               .def("hardtanh", &Tensor::hardtanh, nb::arg("min_val") = -1.0, nb::arg("max_val") = 1.0)
                               .def("isinf", &Tensor::isinf, nb::arg("detect_positive") = true,
                                    nb::arg("detect_negative") = true)
-                              .def("clamp", &Tensor::clamp, nb::arg("min_") = nb::none(), nb::arg("max_") = nb::none())
-                              .def("clip", &Tensor::clip, nb::arg("min_") = nb::none(), nb::arg("max_") = nb::none())
+                              .def("clamp", &Tensor::clamp, nb::arg("min_").none() = nb::none(),
+                                   nb::arg("max_").none() = nb::none())
+                              .def("clip", &Tensor::clip, nb::arg("min_").none() = nb::none(),
+                                   nb::arg("max_").none() = nb::none())
                               .def(
                                   "cast", [](const Tensor& t, nb::handle d) { return t.cast(*dtype_arg(d)); },
                                   nb::arg("dtype"))
@@ -71,7 +74,8 @@ void bind_tensor_math(nb::class_<Tensor>& c) {
       },                                                \
       nb::arg("x"), nb::arg("reverse") = false);
   TG_BINARY(add)
-  TG_BINARY(sub) TG_BINARY(mul) TG_BINARY(pow) TG_BINARY(mod) TG_BINARY(idiv) TG_BINARY(maximum) TG_BINARY(minimum)
+  TG_BINARY(sub)
+  TG_BINARY(mul) TG_BINARY(pow) TG_BINARY(mod) TG_BINARY(idiv) TG_BINARY(maximum) TG_BINARY(minimum)
       TG_BINARY(bitwise_and) TG_BINARY(bitwise_or) TG_BINARY(bitwise_xor) TG_BINARY(lt) TG_BINARY(gt) TG_BINARY(le)
           TG_BINARY(ge) TG_BINARY(eq) TG_BINARY(ne)
 #undef TG_BINARY
@@ -81,7 +85,7 @@ void bind_tensor_math(nb::class_<Tensor>& c) {
                     auto [a, b] = ordered(t, x, reverse);
                     return div_mode(a, b, mode);
                   },
-                  nb::arg("x"), nb::arg("reverse") = false, nb::arg("rounding_mode") = nb::none());
+                  nb::arg("x"), nb::arg("reverse") = false, nb::arg("rounding_mode").none() = nb::none());
   c.def("lshift", &Tensor::lshift, nb::arg("x"))
       .def("rshift", &Tensor::rshift, nb::arg("x"))
       .def(

@@ -30,13 +30,13 @@ Tensor reduced(const Tensor& loss, const std::string& reduction) {
 
 void bind_tensor_nn(nb::class_<Tensor>& c) {
   // The C++ linear takes a torch-style (out, in) weight; tensor.py's linear is tinygrad's (in, out) one.
-  c.def("_linear_t", &Tensor::linear, nb::arg("weight"), nb::arg("bias") = nb::none())
+  c.def("_linear_t", &Tensor::linear, nb::arg("weight"), nb::arg("bias").none() = nb::none())
       .def(
           "conv2d",
           [](const Tensor& x, const Tensor& w, std::optional<Tensor> b, int64_t groups, nb::handle stride,
              nb::handle dilation,
              nb::handle padding) { return x.conv2d(w, b, groups, ints(stride), ints(dilation), ints(padding)); },
-          nb::arg("weight"), nb::arg("bias") = nb::none(), nb::arg("groups") = 1, nb::arg("stride") = 1,
+          nb::arg("weight"), nb::arg("bias").none() = nb::none(), nb::arg("groups") = 1, nb::arg("stride") = 1,
           nb::arg("dilation") = 1, nb::arg("padding") = 0)
       .def(
           "conv_transpose2d",
@@ -44,7 +44,7 @@ void bind_tensor_nn(nb::class_<Tensor>& c) {
              nb::handle dilation, nb::handle padding, nb::handle output_padding) {
             return x.conv_transpose2d(w, b, groups, ints(stride), ints(dilation), ints(padding), ints(output_padding));
           },
-          nb::arg("weight"), nb::arg("bias") = nb::none(), nb::arg("groups") = 1, nb::arg("stride") = 1,
+          nb::arg("weight"), nb::arg("bias").none() = nb::none(), nb::arg("groups") = 1, nb::arg("stride") = 1,
           nb::arg("dilation") = 1, nb::arg("padding") = 0, nb::arg("output_padding") = 0)
       .def(
           "max_pool2d",
@@ -52,7 +52,7 @@ void bind_tensor_nn(nb::class_<Tensor>& c) {
             Ints ks = ints(k, 2);
             return x.max_pool2d(ks, stride.is_none() ? Ints{} : ints(stride, ks.size()), ints(dilation), ints(padding));
           },
-          nb::arg("kernel_size") = nb::make_tuple(2, 2), nb::arg("stride") = nb::none(), nb::arg("dilation") = 1,
+          nb::arg("kernel_size") = nb::make_tuple(2, 2), nb::arg("stride").none() = nb::none(), nb::arg("dilation") = 1,
           nb::arg("padding") = 0)
       .def(
           "avg_pool2d",
@@ -60,7 +60,7 @@ void bind_tensor_nn(nb::class_<Tensor>& c) {
             Ints ks = ints(k, 2);
             return x.avg_pool2d(ks, stride.is_none() ? Ints{} : ints(stride, ks.size()), ints(dilation), ints(padding));
           },
-          nb::arg("kernel_size") = nb::make_tuple(2, 2), nb::arg("stride") = nb::none(), nb::arg("dilation") = 1,
+          nb::arg("kernel_size") = nb::make_tuple(2, 2), nb::arg("stride").none() = nb::none(), nb::arg("dilation") = 1,
           nb::arg("padding") = 0)
       .def("interpolate", &Tensor::interpolate, nb::arg("size"), nb::arg("mode") = "linear",
            nb::arg("align_corners") = false)
@@ -74,7 +74,7 @@ void bind_tensor_nn(nb::class_<Tensor>& c) {
             Tensor r = q.scaled_dot_product_attention(k, v, mask, is_causal);
             return dropout_p > 0 ? r.dropout(dropout_p) : r;
           },
-          nb::arg("key"), nb::arg("value"), nb::arg("attn_mask") = nb::none(), nb::arg("dropout_p") = 0.0,
+          nb::arg("key"), nb::arg("value"), nb::arg("attn_mask").none() = nb::none(), nb::arg("dropout_p") = 0.0,
           nb::arg("is_causal") = false)
       .def(
           "sparse_categorical_crossentropy",

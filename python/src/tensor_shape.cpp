@@ -193,7 +193,7 @@ void bind_tensor_shape(nb::class_<Tensor>& c) {
       .def("unflatten", &Tensor::unflatten, nb::arg("dim"), nb::arg("sizes"))
       .def(
           "squeeze", [](const Tensor& t, std::optional<int64_t> dim) { return dim ? t.squeeze(*dim) : t.squeeze(); },
-          nb::arg("dim") = nb::none())
+          nb::arg("dim").none() = nb::none())
       .def("unsqueeze", &Tensor::unsqueeze, nb::arg("dim"))
       .def_static("_cat", &Tensor::cat, nb::arg("tensors"), nb::arg("dim") = 0)
       .def_static("_stack", &Tensor::stack, nb::arg("tensors"), nb::arg("dim") = 0)
@@ -214,8 +214,8 @@ void bind_tensor_shape(nb::class_<Tensor>& c) {
             Ints s = *axes_arg(shifts), d = *axes_arg(dims);
             return t.roll(s, d);
           },
-          nb::arg("shifts"), nb::arg("dims") = nb::none())
-      .def("__getitem__", &getitem)
+          nb::arg("shifts"), nb::arg("dims").none() = nb::none())
+      .def("__getitem__", &getitem, nb::arg("indices").none())
       // ---- indexing helpers ----
       .def("gather", &Tensor::gather, nb::arg("dim"), nb::arg("index"))
       .def(
@@ -225,7 +225,7 @@ void bind_tensor_shape(nb::class_<Tensor>& c) {
             if (std::optional<tg::ConstValue> v = py_number(src)) return t.scatter(dim, index, *v, r);
             return t.scatter(dim, index, nb::cast<Tensor>(src), r);
           },
-          nb::arg("dim"), nb::arg("index"), nb::arg("src"), nb::arg("reduce") = nb::none())
+          nb::arg("dim"), nb::arg("index"), nb::arg("src"), nb::arg("reduce").none() = nb::none())
       .def("one_hot", &Tensor::one_hot, nb::arg("num_classes") = -1)
       .def("tril", &Tensor::tril, nb::arg("diagonal") = 0)
       .def("triu", &Tensor::triu, nb::arg("diagonal") = 0);
@@ -239,9 +239,10 @@ void bind_tensor_shape(nb::class_<Tensor>& c) {
         if (!ax) return keepdim && t.ndim() ? t.name(every_axis(t), true) : t.name(); \
         return t.name(*ax, keepdim);                                                  \
       },                                                                              \
-      nb::arg("axis") = nb::none(), nb::arg("keepdim") = false);
+      nb::arg("axis").none() = nb::none(), nb::arg("keepdim") = false);
   TG_REDUCE(sum)
-  TG_REDUCE(max) TG_REDUCE(min) TG_REDUCE(mean)
+  TG_REDUCE(max)
+  TG_REDUCE(min) TG_REDUCE(mean)
 #undef TG_REDUCE
 #define TG_REDUCE1(name)                                                                             \
   c.def(                                                                                             \
@@ -250,19 +251,20 @@ void bind_tensor_shape(nb::class_<Tensor>& c) {
         return per_axis(                                                                             \
             t, axis, keepdim, [](const Tensor& r, int64_t a) { return r.name(a, true); }, t.name()); \
       },                                                                                             \
-      nb::arg("axis") = nb::none(), nb::arg("keepdim") = false);
+      nb::arg("axis").none() = nb::none(), nb::arg("keepdim") = false);
       TG_REDUCE1(prod) TG_REDUCE1(any) TG_REDUCE1(all)
 #undef TG_REDUCE1
-          c.def("var", &var_of, nb::arg("axis") = nb::none(), nb::arg("keepdim") = false, nb::arg("correction") = 1.0)
+          c.def("var", &var_of, nb::arg("axis").none() = nb::none(), nb::arg("keepdim") = false,
+                nb::arg("correction") = 1.0)
               .def(
                   "std",
                   [](const Tensor& t, nb::handle axis, bool keepdim, double correction) {
                     return var_of(t, axis, keepdim, correction).sqrt();
                   },
-                  nb::arg("axis") = nb::none(), nb::arg("keepdim") = false, nb::arg("correction") = 1.0)
-              .def("logsumexp", &logsumexp_of, nb::arg("axis") = nb::none(), nb::arg("keepdim") = false)
-              .def("argmax", &Tensor::argmax, nb::arg("axis") = nb::none(), nb::arg("keepdim") = false)
-              .def("argmin", &Tensor::argmin, nb::arg("axis") = nb::none(), nb::arg("keepdim") = false)
+                  nb::arg("axis").none() = nb::none(), nb::arg("keepdim") = false, nb::arg("correction") = 1.0)
+              .def("logsumexp", &logsumexp_of, nb::arg("axis").none() = nb::none(), nb::arg("keepdim") = false)
+              .def("argmax", &Tensor::argmax, nb::arg("axis").none() = nb::none(), nb::arg("keepdim") = false)
+              .def("argmin", &Tensor::argmin, nb::arg("axis").none() = nb::none(), nb::arg("keepdim") = false)
               .def("cumsum", &Tensor::cumsum, nb::arg("axis") = 0)
               .def("softmax", &Tensor::softmax, nb::arg("axis") = -1)
               .def("log_softmax", &Tensor::log_softmax, nb::arg("axis") = -1)
