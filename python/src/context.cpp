@@ -21,7 +21,10 @@ class ContextScope {
       if (!tg::ContextVar::find(key))
         throw nb::value_error(
             ("Context: unknown knob '" + key + "' (expected DEBUG, NOOPT, BEAM, CACHELEVEL or JIT)").c_str());
-      values_.emplace_back(key, nb::cast<long>(v));
+      long value = 0;
+      if (PyBool_Check(v.ptr()) || !nb::try_cast<long>(v, value))
+        throw nb::type_error(("Context: " + key + " must be an int, got " + std::string(nb::repr(v).c_str())).c_str());
+      values_.emplace_back(key, value);
     }
   }
   ContextScope(const ContextScope&) = delete;  // std::vector<unique_ptr> claims to be copyable; it is not

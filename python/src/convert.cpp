@@ -28,24 +28,25 @@ struct Flat {
   std::vector<int64_t> i;
   tg::Shape shape;
   bool any_float = false, all_bool = true;
+  int64_t scalar_depth = -1;  // the nesting depth of the first scalar; every scalar must sit there
 };
 
 void walk(nb::handle h, size_t depth, Flat& out) {
+  auto ragged = [] { return nb::value_error("Tensor: nested lists are not rectangular (inhomogeneous shape)"); };
   if (PyList_Check(h.ptr()) || PyTuple_Check(h.ptr())) {
+    // Scalars seen at this depth or above: a list here makes the nesting uneven ([[1, [2]]]).
+    if (out.scalar_depth >= 0 && int64_t(depth) >= out.scalar_depth) throw ragged();
     nb::sequence seq = nb::borrow<nb::sequence>(h);
     int64_t n = int64_t(nb::len(seq));
-    if (out.shape.size() == depth) {
-      // The first list seen at this depth sets the dim, unless a scalar was already seen here.
-      if (out.f.size() > 0 && depth == 0) throw nb::value_error("Tensor: inhomogeneous nested list");
-      out.shape.push_back(n);
-    } else if (out.shape.size() < depth || out.shape[depth] != n) {
-      throw nb::value_error("Tensor: nested lists are not rectangular (inhomogeneous shape)");
-    }
+    if (out.shape.size() == depth)
+      out.shape.push_back(n);  // the first list seen at a depth sets its dim
+    else if (out.shape.size() < depth || out.shape[depth] != n)
+      throw ragged();
     for (nb::handle x : seq) walk(x, depth + 1, out);
     return;
   }
-  if (depth != out.shape.size())
-    throw nb::value_error("Tensor: nested lists are not rectangular (inhomogeneous shape)");
+  if (out.scalar_depth < 0) out.scalar_depth = int64_t(depth);
+  if (int64_t(depth) != out.scalar_depth || depth != out.shape.size()) throw ragged();
   std::optional<tg::ConstValue> c = py_number(h);
   if (!c)
     throw nb::type_error(

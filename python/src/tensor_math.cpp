@@ -32,9 +32,10 @@ void bind_tensor_math(nb::class_<Tensor>& c) {
 #define TG_UNARY(name) c.def(#name, &Tensor::name);
   TG_UNARY(neg)
   TG_UNARY(exp)
-  TG_UNARY(log) TG_UNARY(exp2) TG_UNARY(log2) TG_UNARY(sqrt) TG_UNARY(sin) TG_UNARY(reciprocal) TG_UNARY(relu) TG_UNARY(
-      trunc) TG_UNARY(abs) TG_UNARY(sign) TG_UNARY(square) TG_UNARY(rsqrt) TG_UNARY(cos) TG_UNARY(tan) TG_UNARY(asin)
-      TG_UNARY(acos) TG_UNARY(atan) TG_UNARY(sinh) TG_UNARY(cosh) TG_UNARY(asinh) TG_UNARY(acosh) TG_UNARY(atanh)
+  TG_UNARY(log)
+  TG_UNARY(exp2) TG_UNARY(log2) TG_UNARY(sqrt) TG_UNARY(sin) TG_UNARY(reciprocal) TG_UNARY(relu) TG_UNARY(trunc)
+      TG_UNARY(abs) TG_UNARY(sign) TG_UNARY(square) TG_UNARY(rsqrt) TG_UNARY(cos) TG_UNARY(tan) TG_UNARY(asin) TG_UNARY(
+          acos) TG_UNARY(atan) TG_UNARY(sinh) TG_UNARY(cosh) TG_UNARY(asinh) TG_UNARY(acosh) TG_UNARY(atanh)
           TG_UNARY(erf) TG_UNARY(floor) TG_UNARY(ceil) TG_UNARY(round) TG_UNARY(isnan) TG_UNARY(logical_not)
               TG_UNARY(bitwise_not) TG_UNARY(sigmoid) TG_UNARY(tanh) TG_UNARY(gelu) TG_UNARY(quick_gelu) TG_UNARY(silu)
                   TG_UNARY(swish) TG_UNARY(selu) TG_UNARY(mish) TG_UNARY(hardswish) TG_UNARY(hardsigmoid)
@@ -75,9 +76,10 @@ void bind_tensor_math(nb::class_<Tensor>& c) {
       nb::arg("x"), nb::arg("reverse") = false);
   TG_BINARY(add)
   TG_BINARY(sub)
-  TG_BINARY(mul) TG_BINARY(pow) TG_BINARY(mod) TG_BINARY(idiv) TG_BINARY(maximum) TG_BINARY(minimum)
-      TG_BINARY(bitwise_and) TG_BINARY(bitwise_or) TG_BINARY(bitwise_xor) TG_BINARY(lt) TG_BINARY(gt) TG_BINARY(le)
-          TG_BINARY(ge) TG_BINARY(eq) TG_BINARY(ne)
+  TG_BINARY(mul)
+  TG_BINARY(pow) TG_BINARY(mod) TG_BINARY(idiv) TG_BINARY(maximum) TG_BINARY(minimum) TG_BINARY(bitwise_and)
+      TG_BINARY(bitwise_or) TG_BINARY(bitwise_xor) TG_BINARY(lt) TG_BINARY(gt) TG_BINARY(le) TG_BINARY(ge) TG_BINARY(eq)
+          TG_BINARY(ne)
 #undef TG_BINARY
               c.def(
                   "div",

@@ -242,7 +242,8 @@ void bind_tensor_shape(nb::class_<Tensor>& c) {
       nb::arg("axis").none() = nb::none(), nb::arg("keepdim") = false);
   TG_REDUCE(sum)
   TG_REDUCE(max)
-  TG_REDUCE(min) TG_REDUCE(mean)
+  TG_REDUCE(min)
+  TG_REDUCE(mean)
 #undef TG_REDUCE
 #define TG_REDUCE1(name)                                                                             \
   c.def(                                                                                             \

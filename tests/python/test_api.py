@@ -198,7 +198,9 @@ def test_bad_input_raises():
   with pytest.raises(RuntimeError, match="unknown dtype"): Tensor([1], dtype="float7")
   with pytest.raises(RuntimeError): Tensor.ones(2, 3).item()
   with pytest.raises(RuntimeError): Tensor.ones(2, 3) @ Tensor.ones(2, 3)
-  with pytest.raises(ValueError, match="rectangular|inhomogeneous"): Tensor([[1, 2], [3]])
+  for ragged in ([[1, 2], [3]], [[1, [2]]], [[[1]], [2]], [1, [2]], [[1], 2]):
+    with pytest.raises(ValueError, match="rectangular"): Tensor(ragged)
+  with pytest.raises(TypeError): Context(DEBUG="x")
   with pytest.raises(TypeError): Tensor([object()])
   with pytest.raises(TypeError): Tensor({"a": 1})
   with pytest.raises(IndexError): Tensor.ones(2, 3)[2]
