@@ -68,7 +68,6 @@ void load(Loaded& L) {
              resolve(lib, d.cuMemcpyHtoD, {"cuMemcpyHtoD_v2"}, &missing) &&
              resolve(lib, d.cuMemcpyDtoH, {"cuMemcpyDtoH_v2"}, &missing) &&
              resolve(lib, d.cuMemcpyHtoDAsync, {"cuMemcpyHtoDAsync_v2"}, &missing) &&
-             resolve(lib, d.cuMemcpyDtoHAsync, {"cuMemcpyDtoHAsync_v2"}, &missing) &&
              resolve(lib, d.cuMemcpyDtoDAsync, {"cuMemcpyDtoDAsync_v2"}, &missing) &&
              resolve(lib, d.cuMemcpyPeerAsync, {"cuMemcpyPeerAsync"}, &missing) &&
              resolve(lib, d.cuModuleLoadData, {"cuModuleLoadData"}, &missing) &&

@@ -114,10 +114,11 @@ CUdeviceptr dptr(const void* p) { return CUdeviceptr(reinterpret_cast<uintptr_t>
 class CudaDevice;
 const CudaContext* cuda_context_of(Device& dev);
 
-// cuMemAlloc'd device memory. Host copies of 1 MiB and more go through two pinned (page-locked) staging
-// buffers: the host memcpy of one chunk overlaps the DMA of the other, and pinned memory is what the copy
-// engines read at full speed. Smaller copies use the driver's synchronous pageable copies, which cost less
-// than the staging round trip.
+// cuMemAlloc'd device memory. Copies to the GPU of 1 MiB and more go through two pinned (page-locked)
+// staging buffers: the host memcpy of one chunk overlaps the DMA of the other, and copyin returns as soon as
+// the source is read, without waiting for the DMA (256 MiB on H100/H200 VMs: 7.7-9.5 GB/s against 6.6-8.4
+// for the driver's pageable copy). Smaller copies, and all copies back to the host, use the driver's
+// synchronous pageable copies.
 class CudaAllocator : public Allocator {
  public:
   explicit CudaAllocator(std::shared_ptr<const CudaContext> ctx) : ctx_ptr_(std::move(ctx)), ctx_(*ctx_ptr_) {}
@@ -161,30 +162,13 @@ class CudaAllocator : public Allocator {
     // No wait: the source was already read into staging memory, and later work queues behind the DMA.
   }
 
+  // The driver's pageable copy: measured faster than staging for this direction (256 MiB, H100 and H200 VMs:
+  // 10-15 GB/s against 7-8.5 through pinned chunks, where the host memcpy out of staging is the bottleneck).
   void copyout(void* dst, const void* src, size_t bytes) override {
     if (bytes == 0) return;
     ctx_.enter();
-    if (bytes < kStagingMin || !ensure_staging()) {
-      ctx_.check(ctx_.d().cuMemcpyDtoH(dst, dptr(src), bytes), "copyout of " + std::to_string(bytes) + " bytes");
-      return;
-    }
-    std::lock_guard<std::mutex> lock(staging_mu_);
-    size_t chunks = (bytes + kChunk - 1) / kChunk;
-    auto issue = [&](size_t c) {
-      Staging& s = staging_[c & 1];
-      size_t off = c * kChunk, n = std::min(kChunk, bytes - off);
-      ctx_.check(ctx_.d().cuMemcpyDtoHAsync(s.host, dptr(src) + off, n, nullptr), "copyout (async chunk)");
-      ctx_.check(ctx_.d().cuEventRecord(s.event, nullptr), "copyout: cuEventRecord");
-    };
-    // Chunk c+1 is in flight while chunk c is copied out of its staging buffer.
-    issue(0);
-    for (size_t c = 0; c < chunks; c++) {
-      if (c + 1 < chunks) issue(c + 1);
-      Staging& s = staging_[c & 1];
-      ctx_.check(ctx_.d().cuEventSynchronize(s.event), "copyout");  // a faulted kernel before it shows here
-      size_t off = c * kChunk, n = std::min(kChunk, bytes - off);
-      std::memcpy(static_cast<char*>(dst) + off, s.host, n);
-    }
+    // Waits for the queued kernels that write src; a kernel that faulted reports here.
+    ctx_.check(ctx_.d().cuMemcpyDtoH(dst, dptr(src), bytes), "copyout of " + std::to_string(bytes) + " bytes");
   }
 
   bool transfer(void* dst, const void* src, size_t bytes, Device& src_dev) override {

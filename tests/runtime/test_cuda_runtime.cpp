@@ -12,6 +12,7 @@
 #include <cstring>
 #include <numeric>
 #include <random>
+#include <thread>
 
 #include "codegen/kernel.h"
 #include "codegen/linearize.h"
@@ -447,6 +448,42 @@ TEST(CudaGpu, PeerCopyBetweenGpus) {
   EXPECT_TRUE(has(out, "xfer    4.19M,  CUDA:1 <- CUDA   ")) << out;
   ASSERT_EQ(y.size(), x.size());
   for (size_t i = 0; i < x.size(); i++) ASSERT_EQ(y[i], x[i] + 1) << i;
+  // Back the other way, and the allocators directly (a partial last 8 MiB chunk does not matter here).
+  Tensor back = (a.to("CUDA:1") * 2).to("CUDA");
+  EXPECT_EQ(back.device(), "CUDA");
+  EXPECT_EQ(back.tolist<float>()[12345], 12345.f * 2);
+  Allocator &al0 = get_device("CUDA").allocator(), &al1 = get_device("CUDA:1").allocator();
+  size_t bytes = (size_t(24) << 20) + 4;
+  std::vector<uint8_t> in(bytes), out0(bytes);
+  for (size_t i = 0; i < bytes; i++) in[i] = uint8_t(i * 7 + 3);
+  void* p0 = al0.alloc(bytes);
+  void* p1 = al1.alloc(bytes);
+  al0.copyin(p0, in.data(), bytes);
+  ASSERT_TRUE(al1.transfer(p1, p0, bytes, get_device("CUDA")));
+  al0.copyin(p0, std::vector<uint8_t>(bytes, 0).data(), bytes);  // ordered after the copy has read p0
+  ASSERT_TRUE(al0.transfer(p0, p1, bytes, get_device("CUDA:1")));
+  al0.copyout(out0.data(), p0, bytes);
+  EXPECT_TRUE(in == out0) << "CUDA -> CUDA:1 -> CUDA round trip";
+  al0.free(p0, bytes);
+  al1.free(p1, bytes);
+}
+
+// The driver's current context is per thread: a thread that never touched the GPU must still be able to use it.
+TEST(CudaGpu, WorksFromAnotherThread) {
+  SKIP_WITHOUT_GPU();
+  Tensor a = Tensor(std::vector<float>{1, 2, 3}, {3}, {.device = "CUDA"}).realize();
+  std::vector<float> got;
+  std::string error;
+  std::thread t([&] {
+    try {
+      got = (a * 10).tolist<float>();
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  });
+  t.join();
+  EXPECT_EQ(error, "");
+  EXPECT_EQ(got, (std::vector<float>{10, 20, 30}));
 }
 
 // A kernel that faults poisons its context for good (the driver's rule). The error must say what happened,
