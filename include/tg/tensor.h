@@ -245,7 +245,9 @@ class Tensor {
   Tensor pow(const Tensor& exponent) const;
   Tensor pow(ConstValue exponent) const;
   Tensor mod(const Tensor& y) const;  // Python semantics: the sign of the divisor
+  Tensor mod(ConstValue y) const;
   Tensor idiv(const Tensor& y) const;  // integer division, truncating toward zero (tinygrad's idiv)
+  Tensor idiv(ConstValue y) const;
   Tensor clamp(std::optional<double> min_ = std::nullopt, std::optional<double> max_ = std::nullopt) const;
   Tensor clip(std::optional<double> min_ = std::nullopt, std::optional<double> max_ = std::nullopt) const;
   Tensor lerp(const Tensor& end, const Tensor& weight) const;
@@ -253,6 +255,9 @@ class Tensor {
   Tensor bitwise_and(const Tensor& y) const;
   Tensor bitwise_or(const Tensor& y) const;
   Tensor bitwise_xor(const Tensor& y) const;
+  Tensor bitwise_and(ConstValue y) const;
+  Tensor bitwise_or(ConstValue y) const;
+  Tensor bitwise_xor(ConstValue y) const;
   Tensor bitwise_not() const;
   Tensor lshift(int64_t bits) const;
   Tensor rshift(int64_t bits) const;
@@ -381,6 +386,11 @@ Tensor operator<=(const Tensor& a, const Tensor& b);
 Tensor operator>=(const Tensor& a, const Tensor& b);
 Tensor operator==(const Tensor& a, const Tensor& b);
 Tensor operator!=(const Tensor& a, const Tensor& b);
+// % is mod (Python's sign rule), & | ^ are bitwise (ints and bools), as tinygrad's __mod__, __and__ ...
+inline Tensor operator%(const Tensor& a, const Tensor& b) { return a.mod(b); }
+inline Tensor operator&(const Tensor& a, const Tensor& b) { return a.bitwise_and(b); }
+inline Tensor operator|(const Tensor& a, const Tensor& b) { return a.bitwise_or(b); }
+inline Tensor operator^(const Tensor& a, const Tensor& b) { return a.bitwise_xor(b); }
 #define TG_SCALAR_OPERATOR(OP)                                                                        \
   inline Tensor operator OP(const Tensor& a, ConstValue b) { return a OP Tensor::broadcast_scalar(a, b); } \
   inline Tensor operator OP(ConstValue a, const Tensor& b) { return Tensor::broadcast_scalar(b, a) OP b; }
@@ -394,6 +404,10 @@ TG_SCALAR_OPERATOR(<=)
 TG_SCALAR_OPERATOR(>=)
 TG_SCALAR_OPERATOR(==)
 TG_SCALAR_OPERATOR(!=)
+TG_SCALAR_OPERATOR(%)
+TG_SCALAR_OPERATOR(&)
+TG_SCALAR_OPERATOR(|)
+TG_SCALAR_OPERATOR(^)
 #undef TG_SCALAR_OPERATOR
 
 // Device helpers visible to users.

@@ -299,6 +299,11 @@ Tensor Tensor::bitwise_xor(const Tensor& y) const {
   auto [a, b] = broadcast_pair("bitwise_xor", *this, y);
   return alu(Ops::XOR, a, b);
 }
+Tensor Tensor::mod(ConstValue y) const { return mod(broadcast_scalar(*this, y)); }
+Tensor Tensor::idiv(ConstValue y) const { return idiv(broadcast_scalar(*this, y)); }
+Tensor Tensor::bitwise_and(ConstValue y) const { return bitwise_and(broadcast_scalar(*this, y)); }
+Tensor Tensor::bitwise_or(ConstValue y) const { return bitwise_or(broadcast_scalar(*this, y)); }
+Tensor Tensor::bitwise_xor(ConstValue y) const { return bitwise_xor(broadcast_scalar(*this, y)); }
 Tensor Tensor::bitwise_not() const {
   if (dtype().is_float()) throw Error("bitwise_not: expected an int or bool tensor, got " + dtype().name());
   if (dtype().is_bool()) return logical_not();

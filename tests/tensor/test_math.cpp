@@ -456,3 +456,26 @@ TEST(MathGrad, ModClampLerp) {
   expect_grad_close_random([](const X& x) { return x[0].lerp(x[1], x[2]); }, {{2, 3}, {2, 3}, {2, 3}}, 54);
   expect_grad_close_random([](const X& x) { return x[0].lerp(x[1], 0.3); }, {{2, 3}, {3}}, 55);
 }
+
+// tinygrad's operators: % (mod, Python's sign rule), & | ^ (bitwise), with tensors or C++ numbers on either
+// side; idiv and mod with a number.
+TEST(MathOperators, ModAndBitwiseOperators) {
+  Tensor a(std::vector<int>{7, -7, 12, 5}), b(std::vector<int>{3, 3, -5, 6});
+  EXPECT_EQ((a % b).tolist<int>(), (std::vector<int>{1, 2, -3, 5}));
+  EXPECT_EQ((a % 4).tolist<int>(), (std::vector<int>{3, 1, 0, 1}));
+  EXPECT_EQ((10 % b).tolist<int>(), (std::vector<int>{1, 1, 0, 4}));
+  EXPECT_EQ(a.mod(4).tolist<int>(), (a % 4).tolist<int>());
+  EXPECT_EQ(a.idiv(2).tolist<int>(), (std::vector<int>{3, -3, 6, 2}));
+  EXPECT_EQ((a & b).tolist<int>(), (std::vector<int>{7 & 3, -7 & 3, 12 & -5, 5 & 6}));
+  EXPECT_EQ((a | 8).tolist<int>(), (std::vector<int>{7 | 8, -7 | 8, 12 | 8, 5 | 8}));
+  EXPECT_EQ((1 ^ a).tolist<int>(), (std::vector<int>{1 ^ 7, 1 ^ -7, 1 ^ 12, 1 ^ 5}));
+  Tensor p = a > 0, q = b > 0;
+  EXPECT_EQ((p & q).dtype(), dtypes::bool_);
+  EXPECT_EQ((p & q).tolist<int>(), (std::vector<int>{1, 0, 0, 1}));
+  EXPECT_EQ((p | q).tolist<int>(), (std::vector<int>{1, 1, 1, 1}));
+  EXPECT_EQ((p ^ q).tolist<int>(), (std::vector<int>{0, 1, 1, 0}));
+  Tensor f(std::vector<float>{5.5f, -5.5f});
+  EXPECT_EQ((f % 2.0f).tolist<float>(), (std::vector<float>{1.5f, 0.5f}));
+  EXPECT_THROW(f & 1, tg::Error) << "bitwise ops need ints or bools";
+  EXPECT_THROW(f.idiv(2), tg::Error) << "idiv needs integers";
+}
