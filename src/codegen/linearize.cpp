@@ -16,7 +16,6 @@
 #include "tg/error.h"
 
 namespace tg {
-namespace {
 
 UOpPtr reduce_identity(Ops op, DType dt) {
   if (dt.count > 1) {
@@ -31,6 +30,8 @@ UOpPtr reduce_identity(Ops op, DType dt) {
   }
   throw Error(std::string("linearize: no identity for reduce op ") + op_name(op));
 }
+
+namespace {
 
 class Linearizer {
  public:

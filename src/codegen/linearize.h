@@ -8,6 +8,9 @@
 
 namespace tg {
 
+// The value a reduce of `op` (ADD, MUL, MAX) starts from: 0, 1, or the lowest value of dt.
+UOpPtr reduce_identity(Ops op, DType dt);
+
 std::vector<UOpPtr> linearize_kernel(const UOpPtr& sink);
 // FLOPs of one run: each ALU node counted once per iteration of the loops around it.
 int64_t estimate_flops(const std::vector<UOpPtr>& uops);

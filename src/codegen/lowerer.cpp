@@ -16,6 +16,7 @@
 
 #include <unordered_map>
 
+#include "codegen/linearize.h"
 #include "shape/indexing.h"
 #include "tg/error.h"
 #include "uop/symbolic.h"
@@ -95,7 +96,18 @@ class Lowerer {
 
   UOpPtr lower(const UOpPtr& ast) {
     std::vector<UOpPtr> stores;
+    // Dims of size 0: an empty output has nothing to store; a reduce over nothing is its identity and reads
+    // nothing. (The loops alone would not be enough: a RANGE over nothing simplifies away, and the loads in
+    // it would run once, out of bounds.)
+    const Shape& fs = k_.full_shape();
+    bool empty_output = false;
+    for (size_t d = 0; d < fs.size(); d++) {
+      bool reduced = k_.kinds()[d] == AxisKind::REDUCE || k_.kinds()[d] == AxisKind::GROUP ||
+                     k_.kinds()[d] == AxisKind::UNROLL;
+      if (fs[d] == 0) (reduced ? empty_reduce_ : empty_output) = true;
+    }
     for (const UOp* u : toposort(ast)) {
+      if (empty_output) break;
       switch (u->op) {
         case Ops::VIEW: break;  // consumed by its user
         case Ops::SINK: break;
@@ -124,6 +136,7 @@ class Lowerer {
   const Renderer& ren_;
   std::vector<UOpPtr> dims_;  // per dim: RANGE, SPECIAL or placeholder
   std::vector<UOpPtr> reduce_ranges_;
+  bool empty_reduce_ = false;  // some reduce dim has size 0
   std::vector<size_t> group_dims_;   // GROUP dims: a reduce split across a workgroup's threads
   std::vector<size_t> thread_dims_;  // LOCAL and GROUP dims (the threads of a workgroup), in dim order
   std::vector<UAxis> ua_;  // upcast dims other than the vector dim
@@ -348,6 +361,10 @@ class Lowerer {
   void lower_reduce(const UOp* u, Info& in) {
     const Ops op = u->get<ReduceArg>().op;
     const DType dt = u->dtype;
+    if (empty_reduce_) {
+      in.vals.push_back(Val{reduce_identity(op, dt), {}});
+      return;
+    }
     const UOp* src = u->src[0].get();
     in.mask = info_.at(src).mask & ~unroll_mask_;
     for (int64_t k = 0; k < count(in.mask); k++) {

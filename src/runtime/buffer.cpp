@@ -26,12 +26,12 @@ Buffer::Buffer(int64_t size, DType dtype, const void* external, std::shared_ptr<
 Buffer::~Buffer() {
   if (!ptr_ || owner_) return;  // external memory belongs to owner_
   // The device was opened when ptr_ was allocated, so this lookup cannot fail.
-  get_device(device_).allocator().free(ptr_, nbytes());
+  get_device(device_).allocator().free(ptr_, alloc_bytes());
   ptr_ = nullptr;
 }
 
 void* Buffer::ensure_allocated() {
-  if (!ptr_ && nbytes() > 0) ptr_ = get_device(device_).allocator().alloc(nbytes());
+  if (!ptr_) ptr_ = get_device(device_).allocator().alloc(alloc_bytes());
   return ptr_;
 }
 

@@ -24,6 +24,9 @@ class Buffer {
   DType dtype() const { return dtype_; }
   size_t nbytes() const { return size_t(size_) * size_t(dtype_.itemsize()); }
   bool allocated() const { return ptr_ != nullptr || nbytes() == 0; }
+  // An empty buffer still gets a (1-byte) block: kernels take a valid pointer for every buffer, even one
+  // they never read (a reduce over 0 elements), and devices need not allocate 0 bytes.
+  size_t alloc_bytes() const { return nbytes() > 0 ? nbytes() : 1; }
   bool external() const { return owner_ != nullptr; }
 
   void* ensure_allocated();                     // allocates on the device if needed

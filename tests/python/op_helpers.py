@@ -50,17 +50,3 @@ def helper_test_op(shps, torch_fxn, tinygrad_fxn=None, atol=1e-6, rtol=1e-3, gra
     compare(f"backward pass tensor {i}", got, want.detach().numpy(), grad_atol, grad_rtol)
 
 
-# Known bugs of the C++ core, marked where they bite so the suite stays green and says what is missing.
-# strict: once fixed, the xfail turns into a failure that asks for the mark to go.
-EMPTY_REDUCE = pytest.mark.xfail(raises=RuntimeError, strict=True,
-                                 reason="core bug: a reduce over a realized 0-element buffer fails "
-                                        "('kernel r_0: buffer 1 is not allocated')")
-
-
-def has_zero_dim(shps) -> bool:
-  return any(0 in s for s in shps)
-
-
-def mark_empty(cases):
-  """The cases whose inputs have a 0-sized dim, marked EMPTY_REDUCE (the loss of backward reduces them)."""
-  return [pytest.param(c, marks=EMPTY_REDUCE) if has_zero_dim(c) else c for c in cases]

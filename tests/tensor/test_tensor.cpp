@@ -239,3 +239,22 @@ TEST(Tensor, WhereWithEqualBranchesKeepsKernelSignature) {
   Tensor a(std::vector<float>{-1, 2});
   EXPECT_EQ((a > 0.0f).where(Tensor::zeros({2}), 0.0f).tolist<float>(), (std::vector<float>{0, 0}));
 }
+
+// Realized buffers with 0 elements: reduces over them give the identity and read nothing (the interpreter
+// checks every access), elementwise kernels on them store nothing.
+TEST(Tensor, ZeroSizedRealizedBuffers) {
+  for (const char* dev : {"CPU", "INTERP"}) {
+    SCOPED_TRACE(dev);
+    Tensor a = Tensor::rand({0, 3}, {.device = dev}).realize();
+    EXPECT_EQ(a.sum(0).tolist<float>(), (std::vector<float>{0, 0, 0}));
+    EXPECT_EQ(a.sum().item<float>(), 0.0f);
+    EXPECT_EQ(a.max(0).tolist<float>(), std::vector<float>(3, -INFINITY));
+    EXPECT_EQ(a.prod(0).tolist<float>(), (std::vector<float>{1, 1, 1}));
+    EXPECT_TRUE((a * 2 + 1).tolist<float>().empty());
+    EXPECT_EQ(a.pad({{1, 1}, {0, 0}}).tolist<float>(), std::vector<float>(6, 0.0f));
+    Tensor e(std::vector<int>{}, {3, 0}, {.device = dev});
+    EXPECT_EQ(e.sum(1).tolist<int>(), (std::vector<int>{0, 0, 0}));
+    EXPECT_EQ(e.matmul(Tensor::ones({0, 2}, {.dtype = tg::dtypes::int32, .device = dev})).tolist<int>(),
+              std::vector<int>(6, 0));
+  }
+}
