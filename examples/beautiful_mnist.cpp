@@ -4,7 +4,8 @@
 // steady-state time of one training step (the median over the steps after the first two, which compile).
 //
 //   build/examples/beautiful_mnist [data_dir]
-//   env: STEPS (default 70), BS (batch, 512), LR (Adam's learning rate, 0.001), EVAL_EVERY (steps between
+//   env: STEPS (default 70), BS (batch, 512), LR (Adam's learning rate, 0.001), LR_DECAY=cosine (the learning
+//        rate falls from LR to 0 along a half cosine over STEPS; default: constant), EVAL_EVERY (steps between
 //        test evaluations, 10; 0: only at the end), SEED (1337), GATHER=1 (sample the batch on the device,
 //        X_train[randint], as tinygrad does, instead of on the host), TARGET_EVAL_ACC_PCT (stop as soon as
 //        an evaluation reaches this test accuracy; exit 1 if the run ends below it).
@@ -96,7 +97,11 @@ int main(int argc, char** argv) {
 
     Model model;
     const char* lr_env = std::getenv("LR");
-    nn::optim::Adam opt(nn::get_parameters(model), lr_env && *lr_env ? std::atof(lr_env) : 0.001);
+    const double lr = lr_env && *lr_env ? std::atof(lr_env) : 0.001;
+    const char* decay_env = std::getenv("LR_DECAY");
+    const std::string decay = decay_env ? decay_env : "";
+    if (!decay.empty() && decay != "cosine") throw tg::Error("LR_DECAY=" + decay + ": expected cosine or nothing");
+    nn::optim::Adam opt(nn::get_parameters(model), lr);
     const char* target_env = std::getenv("TARGET_EVAL_ACC_PCT");
     const double target = target_env && *target_env ? std::atof(target_env) : 0.0;
 
@@ -111,6 +116,8 @@ int main(int argc, char** argv) {
         Tensor samples = Tensor::randint({bs}, 0, X_train.shape()[0]);
         return {X_train[{samples}], Y_train[{samples}]};
       }();
+      if (decay == "cosine")  // lr is a tensor of the optimizer's graph: a new value recompiles nothing
+        opt.lr.assign(Tensor(std::vector<float>{float(lr * 0.5 * (1 + std::cos(M_PI * double(i) / double(steps))))}, {1}));
       Tensor loss = [&] {
         nn::TrainingScope train;
         opt.zero_grad();

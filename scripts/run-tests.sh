@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Build tinygrad.cpp and run the whole test suite with ctest (GoogleTest tests + install_consumer).
+# Build tinygrad.cpp and run the whole test suite: ctest (GoogleTest tests, the op suite under EMULATE=CUDA,
+# install_consumer), then the Python module's tests against PyTorch (scripts/run-python-tests.sh).
 # TG_PRESET picks the preset (default: `default`, Release in build/; `asan`: ASan+UBSan in build-asan/);
 # TG_JOBS sets the parallelism (default: nproc); arguments go to ctest (e.g. -R Symbolic).
 set -euo pipefail
@@ -10,3 +11,8 @@ jobs="${TG_JOBS:-$(nproc)}"
 cmake --preset "$preset"
 cmake --build --preset "$preset" --parallel "$jobs"
 ctest --preset "$preset" --parallel "$jobs" "$@"
+# The Python module tinygrad_cpp, its ops checked against PyTorch (tests/python); a sanitized libtg cannot
+# load into Python, so only the plain presets run it.
+case "$preset" in
+  default | debug) TG_PRESET="$preset" scripts/run-python-tests.sh ;;
+esac
