@@ -16,6 +16,7 @@
 #include "runtime/buffer.h"
 #include "runtime/device.h"
 #include "runtime/devices.h"
+#include "runtime/nvrtc.h"
 #include "runtime/lru_allocator.h"
 #include "tg/context.h"
 #include "tg/counters.h"
@@ -142,7 +143,10 @@ TEST(Device, DefaultDeviceFollowsDEV) {
   }
   {
     ScopedEnv dev("DEV", "");
-    EXPECT_EQ(default_device(), "CPU");
+    // the best device present: CUDA where a GPU (and NVRTC) is, else the CPU
+    std::string why;
+    bool gpu = tg::cuda_device_count(&why) > 0 && tg::nvrtc_available(&why);
+    EXPECT_EQ(default_device(), gpu ? "CUDA" : "CPU") << why;
   }
   ScopedEnv dev("DEV", "TPU9000");
   EXPECT_THROW(default_device(), Error);
