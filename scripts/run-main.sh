@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job: install the build tools and Debian's dataset-fashion-mnist, build tinygrad.cpp (Release,
 # build/) and train examples/beautiful_mnist on Fashion-MNIST with a progress bar until the test accuracy
-# reaches 90% (evaluated every 50 steps, at most 1000 steps). The example's knobs (STEPS, BS, LR,
+# reaches 90%: Adam at learning rate 0.004 falling to 0 along a half cosine over 500 steps of batch 512,
+# evaluated every 50 steps (about 15 minutes on 2 cores). The example's knobs (STEPS, BS, LR, LR_DECAY,
 # EVAL_EVERY, TARGET_EVAL_ACC_PCT, SEED) pass through the environment; an empty TARGET_EVAL_ACC_PCT trains
 # STEPS steps with no target. Arguments go to the program (a data directory); TG_JOBS sets the build
 # parallelism (default: nproc).
@@ -10,5 +11,6 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh --with-data
 cmake --preset default
 cmake --build --preset default --target beautiful_mnist --parallel "${TG_JOBS:-$(nproc)}"
-export STEPS="${STEPS:-1000}" EVAL_EVERY="${EVAL_EVERY:-50}" TARGET_EVAL_ACC_PCT="${TARGET_EVAL_ACC_PCT-90}"
+export STEPS="${STEPS:-500}" EVAL_EVERY="${EVAL_EVERY:-50}" TARGET_EVAL_ACC_PCT="${TARGET_EVAL_ACC_PCT-90}" \
+  LR="${LR:-0.004}" LR_DECAY="${LR_DECAY-cosine}"
 exec build/examples/beautiful_mnist "$@"
