@@ -11,26 +11,12 @@
 
 #include <tg/tg.h>
 
+#include "beautiful_mnist_model.h"  // examples/
+
 using tg::Tensor;
 namespace nn = tg::nn;
 
 namespace {
-
-// The model of examples/beautiful_mnist.cpp.
-struct Model {
-  nn::Conv2d c1{1, 32, 5}, c2{32, 32, 5};
-  nn::BatchNorm bn1{32};
-  nn::Conv2d c3{32, 64, 3}, c4{64, 64, 3};
-  nn::BatchNorm bn2{64};
-  nn::Linear l1{576, 10};
-  TG_PARAMETERS(c1, c2, bn1, c3, c4, bn2, l1)
-
-  Tensor operator()(const Tensor& x) {
-    Tensor h = bn1(c2(c1(x).relu()).relu()).max_pool2d();
-    h = bn2(c4(c3(h).relu()).relu()).max_pool2d();
-    return l1(h.flatten(1));
-  }
-};
 
 constexpr int kWarmup = 3;
 constexpr int64_t kBatch = 512;

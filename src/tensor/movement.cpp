@@ -3,7 +3,6 @@
 #include "tensor/tensor_internal.h"
 
 namespace tg {
-namespace {
 
 std::string fmt_pairs(const PadArg& p) {
   std::string r = "(";
@@ -11,6 +10,8 @@ std::string fmt_pairs(const PadArg& p) {
     r += (i ? ", " : "") + std::string("(") + std::to_string(p[i].first) + ", " + std::to_string(p[i].second) + ")";
   return r + ")";
 }
+
+namespace {
 
 Tensor movement(const Tensor& t, Ops op, std::vector<int64_t> arg) {
   return Tensor(movement_uop(op, t.uop(), std::move(arg)), t.device());

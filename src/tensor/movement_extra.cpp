@@ -8,12 +8,6 @@
 namespace tg {
 namespace {
 
-std::string fmt_pairs(const PadArg& p) {
-  std::string r = "(";
-  for (size_t i = 0; i < p.size(); i++)
-    r += (i ? ", " : "") + std::string("(") + std::to_string(p[i].first) + ", " + std::to_string(p[i].second) + ")";
-  return r + ")";
-}
 
 // Bounds that keep every dim whole except `dim`, which gets [b, e).
 PadArg keep_all_but(const Shape& s, size_t dim, int64_t b, int64_t e) {

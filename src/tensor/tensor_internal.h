@@ -37,6 +37,7 @@ struct Tensor::Data : std::enable_shared_from_this<Tensor::Data> {
 };
 
 std::string fmt_shape(const Shape& s);  // "(2, 3)"
+std::string fmt_pairs(const PadArg& p);  // "((1, 2), (0, 0))", for pad / shrink errors
 // Normalize a possibly negative axis; throws "<op>: axis A is out of range for shape S".
 int64_t normalize_axis(const char* op, int64_t axis, const Shape& shape);
 // A CONST of `dtype` on `device`, viewed (broadcast) to `shape`.
