@@ -110,6 +110,22 @@ def linear(self, weight, bias=None):
 @_method
 def sequential(self, ll): return functools.reduce(lambda x, f: f(x), ll, self)
 
+# ---- autograd and realize with tinygrad's varargs: x.gradient(a, b), Tensor.realize(a, b, c) ----
+_gradient = Tensor.gradient
+@_method
+def gradient(self, *targets, gradient=None):
+  """The gradients of self (a scalar, or with gradient= given) with respect to each target, as a list."""
+  ts = list(targets[0]) if len(targets) == 1 and isinstance(targets[0], (list, tuple)) else list(targets)
+  return _gradient(self, ts, gradient)
+
+_realize = Tensor.realize
+@_method
+def realize(self, *lst, do_update_stats: bool = True):
+  """Runs the kernels for self (and for every tensor in lst, in one schedule); returns self."""
+  if not lst: return _realize(self)
+  Tensor.realize_all([self, *lst])
+  return self
+
 # ---- Python protocols ----
 @_method
 def __iter__(self):
