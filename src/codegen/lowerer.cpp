@@ -207,7 +207,9 @@ class Lowerer {
     DType dt = l[0]->dtype.vec(int(W_));
     return UOp::make(Ops::VECTORIZE, dt, std::move(l));
   }
-  bool vec_ok(Ops op, DType dt) const { return W_ > 1 && dt.count == 1 && !dt.ptr && ren_.vectorizes(op, dt); }
+  bool vec_ok(Ops op, DType dt) const {
+    return W_ > 1 && dt.count == 1 && !dt.ptr && ren_.vectorizes(op, dt) && ren_.vector_width_ok(int(W_));
+  }
 
   Val alu(Ops op, DType dt, const std::vector<Val>& srcs, const Arg& arg = {}) const {
     bool any = false, same = true;
@@ -273,7 +275,16 @@ class Lowerer {
       }
     }
     if (hits != 1) return nullptr;
-    return subst(idx, c, 0);
+    UOpPtr base = subst(idx, c, 0);
+    // GPUs load a vector only from an address aligned to its size: the base must be a provable multiple of
+    // the width (buffers themselves start aligned).
+    if (ren_.aligned_vectors()) {
+      auto bl = linearize(base);
+      if (!bl || bl->c % W_ != 0) return nullptr;
+      for (auto& t : bl->terms)
+        if (t.coef % W_ != 0) return nullptr;
+    }
+    return base;
   }
 
   static UOpPtr load(const UOpPtr& buf, DType dt, const UOpPtr& idx, const UOpPtr& valid, const UOpPtr& alt) {

@@ -39,9 +39,11 @@ CUDARenderer::CUDARenderer(std::string arch) : arch_(std::move(arch)) {}
 
 bool CUDARenderer::supports(Ops op) const { return op != Ops::WMMA && CStyleRenderer::supports(op); }
 
-// Scalars only for now: the lowerer writes lanes, which NVCC's backend keeps in registers. (float4 loads
-// come with the GPU optimizer.)
-bool CUDARenderer::vectorizes(Ops, DType) const { return false; }
+// float2/float4 loads and stores (one 8/16-byte access, aligned: see aligned_vectors); CUDA's vector
+// types have no arithmetic, so ALU ops and accumulators work lane by lane (.x .y .z .w).
+bool CUDARenderer::vectorizes(Ops op, DType scalar) const {
+  return scalar == dtypes::float32 && (op == Ops::LOAD || op == Ops::STORE);
+}
 
 std::string CUDARenderer::math_fn(const char* base, DType dt) const {
   std::string b = base;

@@ -27,6 +27,8 @@ class CUDARenderer : public CStyleRenderer {
   int64_t max_local_size() const override { return kMaxLocal; }
   bool supports(Ops op) const override;
   bool vectorizes(Ops op, DType scalar) const override;
+  bool vector_width_ok(int width) const override { return width == 2 || width == 4; }
+  bool aligned_vectors() const override { return true; }
   const std::string& arch() const { return arch_; }
   // Most threads a block may have, and the most threads the heuristics put in one block.
   static constexpr int kMaxLocal = 1024;

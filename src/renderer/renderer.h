@@ -20,6 +20,10 @@ class Renderer {
   // 2, 4, 8, 16). Codegen writes vector nodes only where this holds and lanes of scalars elsewhere; the
   // default is scalars everywhere.
   virtual bool vectorizes(Ops op, DType scalar) const { return false; }
+  // Vector widths the backend has (CUDA: float2, float4), and whether a vector LOAD/STORE needs an index
+  // that is a multiple of its width (GPUs fault on misaligned vector accesses; the CPU's do not).
+  virtual bool vector_width_ok(int width) const { return true; }
+  virtual bool aligned_vectors() const { return false; }
   // CPU threads a kernel may be split across (OptOps.THREAD, SPECIAL core_id); 1 means no threading.
   virtual int threads() const { return 1; }
   virtual std::string device() const = 0;

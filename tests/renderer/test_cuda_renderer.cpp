@@ -159,3 +159,26 @@ TEST(CudaRender, GroupOptRules) {
   std::string src = render(k, cuda);
   EXPECT_TRUE(has(src, "__shared__ float temp0[32];")) << src;
 }
+
+TEST(CudaRender, Float4WhereAligned) {
+  tg::CUDARenderer cuda;
+  Tensor a = Tensor::empty({64, 64}), b = Tensor::empty({64, 64});
+  tg::Kernel k(last_ast(a + b), cuda);
+  k.hand_coded_optimizations();
+  std::string src = render(k, cuda);
+  EXPECT_TRUE(has(src, "*((float4*)(data0+")) << "a float4 store: " << src;
+  EXPECT_TRUE(has(src, "(*((float4*)(data1+")) << "float4 loads: " << src;
+  EXPECT_TRUE(has(src, ".w")) << "lanes of a float4 by name: " << src;
+  // b read from element 1 on: the loads of b cannot be float4 (misaligned), the rest still are
+  Tensor c = Tensor::empty({64 * 64 + 1});
+  tg::Kernel k2(last_ast(a + c.shrink({{1, 64 * 64 + 1}}).reshape({64, 64})), cuda);
+  k2.hand_coded_optimizations();
+  std::string src2 = render(k2, cuda);
+  EXPECT_TRUE(has(src2, "(*((float4*)(data1+")) << src2;
+  EXPECT_FALSE(has(src2, "(*((float4*)(data2+")) << "misaligned: " << src2;
+  // no float4 of other dtypes (CUDA's vector types of those have no loads we render)
+  Tensor i = Tensor::empty({64, 64}, {.dtype = tg::dtypes::int32});
+  tg::Kernel k3(last_ast(i + i), cuda);
+  k3.hand_coded_optimizations();
+  EXPECT_FALSE(has(render(k3, cuda), "int4")) << render(k3, cuda);
+}
