@@ -5,16 +5,32 @@
 #include "bindings.h"
 #include "tg/error.h"
 
+#include <string_view>
+
 NB_MODULE(_C, m) {
   m.doc() = "tinygrad.cpp: tinygrad's lazy tensors, compiled and run by a C++ core";
   // tg::Error is bad input or a failed device: RuntimeError with the C++ message (which names the op and
   // the shapes). nanobind already maps std::out_of_range to IndexError and std::invalid_argument to
   // ValueError.
+  // Where tinygrad raises IndexError (an axis out of range) or ValueError (a negative dimension), the error is
+  // also of that type: AxisError is (IndexError, RuntimeError), ShapeValueError (ValueError, RuntimeError).
+  static PyObject* axis_error = PyErr_NewExceptionWithDoc(
+      "tinygrad_cpp._C.AxisError", "an axis or dim out of range (IndexError, and RuntimeError as all core errors)",
+      nb::make_tuple(nb::handle(PyExc_IndexError), nb::handle(PyExc_RuntimeError)).release().ptr(), nullptr);
+  static PyObject* shape_error = PyErr_NewExceptionWithDoc(
+      "tinygrad_cpp._C.ShapeValueError", "a negative dimension (ValueError, and RuntimeError as all core errors)",
+      nb::make_tuple(nb::handle(PyExc_ValueError), nb::handle(PyExc_RuntimeError)).release().ptr(), nullptr);
+  m.attr("AxisError") = nb::handle(axis_error);
+  m.attr("ShapeValueError") = nb::handle(shape_error);
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
     try {
       std::rethrow_exception(p);
     } catch (const tg::Error& e) {
-      PyErr_SetString(PyExc_RuntimeError, e.what());
+      std::string_view msg = e.what();
+      PyObject* type = PyExc_RuntimeError;
+      if (msg.find(" is out of range for shape") != std::string_view::npos) type = axis_error;
+      else if (msg.find("negative dimension") != std::string_view::npos) type = shape_error;
+      PyErr_SetString(type, e.what());
     }
   });
   tgpy::bind_dtype(m);

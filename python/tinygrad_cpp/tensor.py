@@ -126,6 +126,81 @@ def realize(self, *lst, do_update_stats: bool = True):
   Tensor.realize_all([self, *lst])
   return self
 
+# ---- ops tinygrad has that compose from the core's (written as tinygrad writes them) ----
+def _t(x, like):
+  return x if isinstance(x, Tensor) else Tensor(x, device=like.device, dtype=like.dtype if not isinstance(x, float) or
+                                                dtypes.is_float(like.dtype) else dtypes.default_float)
+
+def _bshape(*shapes):
+  import numpy as np
+  return tuple(np.broadcast_shapes(*shapes))
+
+for _n in ("sum", "prod"):
+  def _make(impl):
+    def reduce(self, axis=None, keepdim: bool = False, dtype=None):
+      if isinstance(dtype, str): dtype = getattr(dtypes, dtype)  # AttributeError for an unknown name, as tinygrad
+      return impl(self if dtype is None else self.cast(dtype), axis, keepdim)
+    reduce.__name__, reduce.__doc__ = impl.__name__, impl.__doc__
+    return reduce
+  setattr(Tensor, _n, _make(getattr(Tensor, _n)))
+
+@_method
+def isfinite(self): return (self.isinf() | self.isnan()).logical_not()
+@_method
+def copysign(self, other):
+  other = _t(other, self)
+  return (other < 0).where(-self.abs(), self.abs()) + other * 0  # as tinygrad (other * 0: other's grad, broadcast)
+@_method
+def logaddexp(self, other):
+  other = _t(other, self)
+  shape = _bshape(self.shape, other.shape)
+  return Tensor.stack(self.expand(shape), other.expand(shape)).logsumexp(0)
+@_method
+def isclose(self, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False):
+  other = _t(other, self)
+  finite_close = self.isfinite() & other.isfinite() & ((self - other).abs() <= atol + rtol * other.abs())
+  inf_close = (self.isinf() | other.isinf()) & (self == other)
+  close = finite_close | inf_close
+  return close | (self.isnan() & other.isnan()) if equal_nan else close
+@_method
+def diag(self):
+  if self.ndim != 1: raise ValueError(f"diag: expected a 1-D tensor, got shape {self.shape}")
+  return Tensor.eye(self.shape[0], dtype=self.dtype, device=self.device) * self.reshape(1, -1)
+@_method
+def meshgrid(self, *args, indexing: str = "ij"):
+  if indexing not in ("ij", "xy"): raise RuntimeError(f'indexing must be in ("ij", "xy"), got {indexing}')
+  if len(tensors := (self, *args)) == 1: return tensors
+  basis = tuple(range(len(tensors))) if indexing == "ij" else (1, 0) + tuple(range(2, len(tensors)))
+  tensors = tuple(t.reshape((-1,) + (1,) * (len(args) - i)) for i, t in zip(basis, tensors))
+  shape = _bshape(*(t.shape for t in tensors))
+  return tuple(t.expand(shape) for t in tensors)
+@_method
+def argsort(self, dim: int = -1, descending: bool = False): return self.sort(dim, descending)[1]
+@_method
+def repeat_interleave(self, repeats: int, dim: int | None = None):
+  x, dim = (self.flatten(), 0) if dim is None else (self, dim + self.ndim if dim < 0 else dim)
+  shp = x.shape
+  return x.reshape(*shp[:dim + 1], 1, *shp[dim + 1:]).expand(*shp[:dim + 1], repeats, *shp[dim + 1:]) \
+          .reshape(*shp[:dim], shp[dim] * repeats, *shp[dim + 1:])
+@_method
+def std_mean(self, axis=None, keepdim: bool = False, correction=1):
+  return self.std(axis, keepdim, correction), self.mean(axis, keepdim)
+@_method
+def var_mean(self, axis=None, keepdim: bool = False, correction=1):
+  return self.var(axis, keepdim, correction), self.mean(axis, keepdim)
+@_method
+def nll_loss(self, Y, weight=None, ignore_index: int | None = None, reduction: str = "mean"):
+  """Negative log likelihood of log-probabilities self (N, C, ...) at the class indices Y (N, ...)."""
+  keep = Tensor.ones(*Y.shape, device=self.device, dtype=dtypes.bool) if ignore_index is None else Y != ignore_index
+  Ys = keep.where(Y, 0)
+  w = Tensor.ones(*Y.shape, device=self.device) if weight is None else weight[Ys]
+  mw = keep.where(w, 0.0)
+  nll = -self.gather(1, Ys.unsqueeze(1)).squeeze(1) * mw
+  if reduction == "mean": return nll.sum() / mw.sum()
+  if reduction == "sum": return nll.sum()
+  if reduction == "none": return nll
+  raise ValueError(f"reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+
 # ---- Python protocols ----
 @_method
 def __iter__(self):
@@ -196,4 +271,4 @@ def size(self, dim: int | None = None):
 @_method
 def is_floating_point(self) -> bool: return dtypes.is_float(self.dtype)
 
-del _method, _static, _shaped, _n, _op
+del _method, _static, _shaped, _n, _op, _make
