@@ -208,8 +208,11 @@ void bind_tensor_shape(nb::class_<Tensor>& c) {
       .def(
           "roll",
           [](const Tensor& t, nb::handle shifts, nb::handle dims) {
-            if (dims.is_none()) {  // torch/tinygrad: no dims rolls the flattened tensor
-              return t.flatten().roll(nb::cast<int64_t>(shifts), 0).reshape(t.shape());
+            if (dims.is_none()) {  // torch/tinygrad: no dims rolls the flattened tensor, by one shift
+              Ints s = *axes_arg(shifts);
+              if (s.size() != 1)
+                throw tg::Error("roll: " + std::to_string(s.size()) + " shifts without dims (expected one shift)");
+              return t.flatten().roll(s[0], 0).reshape(t.shape());
             }
             Ints s = *axes_arg(shifts), d = *axes_arg(dims);
             return t.roll(s, d);

@@ -133,6 +133,7 @@ def test_flip_roll():
   helper_test_op([(3, 4)], lambda x: x.roll(1, 0), lambda x: x.roll(1, 0))
   helper_test_op([(3, 4)], lambda x: x.roll((-1, 2), (0, 1)), lambda x: x.roll((-1, 2), (0, 1)))
   helper_test_op([(3, 4)], lambda x: x.roll(5), lambda x: x.roll(5))
+  helper_test_op([(3, 4)], lambda x: x.roll((5,)), lambda x: x.roll((5,)))
 
 
 def test_pad_shrink():
