@@ -21,8 +21,15 @@ bool is_16bit_float(DType dt) { return is_half(dt) || is_bf16(dt); }
 // Ops whose float result may fall between two float16/bfloat16 values and so must be rounded again.
 bool rounds(Ops op) {
   switch (op) {
-    case Ops::CMPLT: case Ops::CMPNE: case Ops::MAX: case Ops::WHERE: case Ops::NEG: case Ops::TRUNC: return false;
-    default: return true;
+    case Ops::CMPLT:
+    case Ops::CMPNE:
+    case Ops::MAX:
+    case Ops::WHERE:
+    case Ops::NEG:
+    case Ops::TRUNC:
+      return false;
+    default:
+      return true;
   }
 }
 
@@ -30,7 +37,8 @@ bool rounds(Ops op) {
 // once from double, so sources wider than float never round twice.
 const char* kHalfHelpers = R"(__device__ inline float tg_rh(float x) { return __half2float(__float2half_rn(x)); }
 )";
-const char* kBf16Helpers = R"(__device__ inline float tg_rbf(float x) { return __bfloat162float(__float2bfloat16_rn(x)); }
+const char* kBf16Helpers =
+    R"(__device__ inline float tg_rbf(float x) { return __bfloat162float(__float2bfloat16_rn(x)); }
 )";
 
 }  // namespace
@@ -122,7 +130,8 @@ std::string CUDARenderer::render_bitcast(DType to, DType from, const std::string
   }
   const std::string T = type_name(to), F = type_name(from);
   pre.need("tg_bitcast", [&] {
-    return "template <class T, class F> __device__ inline T tg_bitcast(F f) { T t; memcpy(&t, &f, sizeof(T)); return t; }";
+    return "template <class T, class F> __device__ inline T tg_bitcast(F f) { T t; memcpy(&t, &f, sizeof(T)); return "
+           "t; }";
   });
   return "tg_bitcast<" + T + ", " + F + ">(" + x + ")";
 }
@@ -157,7 +166,8 @@ std::string CUDARenderer::render_special(const NamedRange& r) const {
   // gidxN / lidxN / idxN, N the launch dimension 0..2 (x, y, z).
   const std::string& n = r.name;
   char last = n.empty() ? '?' : n.back();
-  if (last < '0' || last > '2') throw Error("render: CUDA SPECIAL '" + n + "' (expected gidx0..2, lidx0..2 or idx0..2)");
+  if (last < '0' || last > '2')
+    throw Error("render: CUDA SPECIAL '" + n + "' (expected gidx0..2, lidx0..2 or idx0..2)");
   const std::string dim(1, "xyz"[last - '0']);
   if (n.rfind("gidx", 0) == 0) return "blockIdx." + dim;
   if (n.rfind("lidx", 0) == 0) return "threadIdx." + dim;
@@ -173,7 +183,8 @@ std::string CUDARenderer::param_decl(const Param& p) const {
 
 std::string CUDARenderer::kernel_signature(const std::string& name, const std::vector<Param>& params,
                                            const Prelude& pre) const {
-  std::string s = "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(pre.local_threads) + ") " + name + "(";
+  std::string s =
+      "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(pre.local_threads) + ") " + name + "(";
   for (size_t i = 0; i < params.size(); i++) s += (i ? ", " : "") + param_decl(params[i]);
   return s + ")";
 }

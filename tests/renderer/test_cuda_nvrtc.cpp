@@ -34,25 +34,47 @@ std::vector<std::pair<std::string, std::function<Tensor()>>> programs() {
       {"int arith", [&] { return i() * 3 + i() / 7 - i().mod(5) + i().maximum(i()); }},
       {"int idiv by tensor", [&] { return i().idiv(i()) + i().mod(i()); }},
       {"int bits", [&] { return (i() & 12) | (i() ^ 5) | i().lshift(3) | i().rshift(2) | i().bitwise_not(); }},
-      {"int64", [&] { return i().cast(dt::int64) * 1000000007LL + i().cast(dt::int64).idiv(Tensor::full({64}, 3, {.dtype = dt::int64})); }},
+      {"int64",
+       [&] {
+         return i().cast(dt::int64) * 1000000007LL +
+                i().cast(dt::int64).idiv(Tensor::full({64}, 3, {.dtype = dt::int64}));
+       }},
       {"uint8 wrap", [&] { return i().cast(dt::uint8) * 200 + i().cast(dt::uint8); }},
       {"compare where", [&] { return (f() < 0.5f).where(f(), -f()) + (f() != f()).cast(dt::float32); }},
       {"bool logic", [&] { return ((i() < 0) & (i() > -50)).logical_not().cast(dt::int32); }},
-      {"half", [&] { return (f().half() * 2.5f + f().half()).exp() .sum(-1); }},
+      {"half", [&] { return (f().half() * 2.5f + f().half()).exp().sum(-1); }},
       {"bfloat16", [&] { return (f().cast(dt::bfloat16) + f().cast(dt::bfloat16)).sqrt().max(1); }},
       {"float64", [&] { return (f().cast(dt::float64) * 1e-300).sum(); }},
       {"casts", [&] { return f().cast(dt::int8).cast(dt::uint16).cast(dt::half).cast(dt::int64).cast(dt::float32); }},
       {"bitcast", [&] { return f().bitcast(dt::int32) + i().cast(dt::half).bitcast(dt::int16).cast(dt::int32).sum(); }},
       {"isnan isinf", [&] { return (f() / (f() - 0.5f)).isinf().cast(dt::int32) + f().log().isnan().cast(dt::int32); }},
-      {"masked views", [&] { return f().pad({{1, 2}, {0, 0}, {3, 1}}).flip(0).shrink({{1, 5}, {2, 6}, {0, 20}}) * 2.0f; }},
+      {"masked views",
+       [&] {
+         return f().pad({{1, 2}, {0, 0}, {3, 1}}).flip(0).shrink({{1, 5}, {2, 6}, {0, 20}}) * 2.0f;
+       }},
       {"sum all", [&] { return Tensor::rand({1 << 14}).sum(); }},
-      {"max rows", [&] { return Tensor::rand({8, 4096}).max(1); }},
+      {"max rows",
+       [&] {
+         return Tensor::rand({8, 4096}).max(1);
+       }},
       {"prod", [&] { return f().prod(1); }},
-      {"argmax", [&] { return Tensor::rand({16, 1000}).argmax(1); }},
-      {"softmax", [&] { return Tensor::rand({32, 100}).softmax(-1); }},
+      {"argmax",
+       [&] {
+         return Tensor::rand({16, 1000}).argmax(1);
+       }},
+      {"softmax",
+       [&] {
+         return Tensor::rand({32, 100}).softmax(-1);
+       }},
       {"cumsum", [&] { return f().cumsum(2); }},
-      {"matmul", [&] { return Tensor::rand({64, 96}).matmul(Tensor::rand({96, 48})); }},
-      {"conv2d", [&] { return Tensor::rand({2, 3, 12, 12}).conv2d(Tensor::rand({8, 3, 3, 3})).relu().max_pool2d(); }},
+      {"matmul",
+       [&] {
+         return Tensor::rand({64, 96}).matmul(Tensor::rand({96, 48}));
+       }},
+      {"conv2d",
+       [&] {
+         return Tensor::rand({2, 3, 12, 12}).conv2d(Tensor::rand({8, 3, 3, 3})).relu().max_pool2d();
+       }},
       {"randn threefry", [&] { return Tensor::randn({1000}); }},
       {"transcendental activations", [&] { return f().gelu() + f().tanh() + f().erf() + f().sigmoid(); }},
   };

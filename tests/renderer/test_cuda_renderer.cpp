@@ -41,8 +41,9 @@ TEST(CudaRender, DotProductIsOneBlockWithAnAccumulatorLoop) {
   tg::Kernel k(last_ast(a.dot(b)), cuda);
   std::string src = render(k, cuda);
   EXPECT_EQ(k.name(), "r_2");
-  EXPECT_TRUE(has(src, "extern \"C\" __global__ void __launch_bounds__(1) r_2(int* __restrict__ data0, "
-                       "const int* __restrict__ data1, const int* __restrict__ data2)"))
+  EXPECT_TRUE(has(src,
+                  "extern \"C\" __global__ void __launch_bounds__(1) r_2(int* __restrict__ data0, "
+                  "const int* __restrict__ data1, const int* __restrict__ data2)"))
       << src;
   EXPECT_TRUE(has(src, "for (int ridx0 = 0; ridx0 < 2; ridx0++)")) << src;
   EXPECT_FALSE(has(src, "restrict data")) << "C's `restrict` is not CUDA C++: " << src;
