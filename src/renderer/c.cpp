@@ -11,9 +11,6 @@
 namespace tg {
 namespace {
 
-bool is_half(DType dt) { return dt.scalar == Scalar::Float16; }
-bool is_bf16(DType dt) { return dt.scalar == Scalar::BFloat16; }
-bool is_16bit_float(DType dt) { return is_half(dt) || is_bf16(dt); }
 
 // Rounding a double to a narrow float format, bit by bit (the same algorithm as exec_alu's, so both agree
 // on every value including subnormals, overflow to inf and NaN).
@@ -66,21 +63,6 @@ static inline tg_bf16 tg_f2bf(float x) {
 static inline float tg_rbf(float x) { return tg_bf2f(tg_f2bf(x)); }
 )";
 
-// Ops whose float result may fall between two float16/bfloat16 values and so must be rounded again.
-bool rounds(Ops op) {
-  switch (op) {
-    case Ops::CMPLT: case Ops::CMPNE: case Ops::MAX: case Ops::WHERE: case Ops::NEG: case Ops::TRUNC: return false;
-    default: return true;
-  }
-}
-
-// Converting this source type to float first and then to a 16-bit float could round twice; go through
-// double (exact for all but 64-bit integers, whose double rounding is harmless at 16-bit precision).
-bool needs_double_path(DType from, DType to) {
-  if (from.scalar == Scalar::Float64) return true;
-  if (!from.is_int()) return false;
-  return is_bf16(to) ? from.itemsize() >= 4 : from.itemsize() >= 8;
-}
 
 ContextVar THREADS("THREADS", 0);
 
@@ -115,13 +97,6 @@ std::string ClangRenderer::buffer_type_name(DType dt) const {
   return type_name(dt);
 }
 
-std::string ClangRenderer::float_literal(double v, DType dt, Prelude& pre) const {
-  // A 16-bit float constant is the float holding its (exactly representable) rounded value.
-  if (is_half(dt)) v = half_bits_to_double(double_to_half_bits(v));
-  if (is_bf16(dt)) v = bf16_bits_to_double(double_to_bf16_bits(v));
-  if (is_16bit_float(dt)) return CStyleRenderer::float_literal(v, dtypes::float32, pre);
-  return CStyleRenderer::float_literal(v, dt, pre);
-}
 
 std::string ClangRenderer::render_alu(const UOp& u, const std::vector<std::string>& a, Prelude& pre) const {
   DType dt = u.dtype;
@@ -151,7 +126,7 @@ std::string ClangRenderer::render_alu(const UOp& u, const std::vector<std::strin
     return is_half(dt) ? "tg_h2f(tg_d2h(" + e + "))" : "tg_bf2f(tg_d2bf(" + e + "))";
   }
   std::string e = CStyleRenderer::render_alu(u, a, pre);
-  if (is_16bit_float(dt) && rounds(u.op)) return (is_half(dt) ? "tg_rh(" : "tg_rbf(") + strip_parens(e) + ")";
+  if (is_16bit_float(dt) && rounds_16bit(u.op)) return (is_half(dt) ? "tg_rh(" : "tg_rbf(") + strip_parens(e) + ")";
   return e;
 }
 

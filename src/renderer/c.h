@@ -32,7 +32,6 @@ class ClangRenderer : public CStyleRenderer {
  protected:
   std::string type_name(DType dt) const override;
   std::string buffer_type_name(DType dt) const override;
-  std::string float_literal(double v, DType dt, Prelude& pre) const override;
   std::string render_alu(const UOp& u, const std::vector<std::string>& operands, Prelude& pre) const override;
   std::string render_cast(DType to, DType from, const std::string& x, Prelude& pre) const override;
   std::string render_bitcast(DType to, DType from, const std::string& x, Prelude& pre) const override;

@@ -128,6 +128,19 @@ bool CStyleRenderer::supports(Ops op) const {
   return is_alu(op) && bool(code_for_op_[int(op)]);
 }
 
+bool CStyleRenderer::rounds_16bit(Ops op) {
+  switch (op) {
+    case Ops::CMPLT: case Ops::CMPNE: case Ops::MAX: case Ops::WHERE: case Ops::NEG: case Ops::TRUNC: return false;
+    default: return true;
+  }
+}
+
+bool CStyleRenderer::needs_double_path(DType from, DType to) {
+  if (from.scalar == Scalar::Float64) return true;
+  if (!from.is_int()) return false;
+  return is_bf16(to) ? from.itemsize() >= 4 : from.itemsize() >= 8;
+}
+
 bool CStyleRenderer::is_narrow_int(DType dt) {
   return dt.is_bool() || ((dt.is_int()) && dt.scalar_type().itemsize() < 4);
 }
@@ -184,9 +197,9 @@ std::string CStyleRenderer::float_literal(double v, DType dt, Prelude& pre) cons
   switch (dt.scalar) {
     case Scalar::Float64: return shortest(v, false);
     case Scalar::Float32: return shortest(v, true) + "f";
-    case Scalar::Float16: return "((half)" + shortest(half_bits_to_double(double_to_half_bits(v)), true) + "f)";
-    case Scalar::BFloat16:
-      return "((" + type_name(dt) + ")" + shortest(bf16_bits_to_double(double_to_bf16_bits(v)), true) + "f)";
+    // a 16-bit constant is the float (register) holding its exactly representable rounded value
+    case Scalar::Float16: return shortest(half_bits_to_double(double_to_half_bits(v)), true) + "f";
+    case Scalar::BFloat16: return shortest(bf16_bits_to_double(double_to_bf16_bits(v)), true) + "f";
     default: throw Error("render: float literal of " + dt.repr());
   }
 }

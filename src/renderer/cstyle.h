@@ -103,6 +103,17 @@ class CStyleRenderer : public Renderer {
   using OpSpelling = std::function<std::string(const std::vector<std::string>& a, DType dt)>;
   std::array<OpSpelling, kNumOps> code_for_op_{};
 
+  // float16/bfloat16 in the C-like backends: buffers hold the 16-bit format, values live in float registers
+  // and are rounded back to their format after every op that can leave it (exactly what exec_alu computes).
+  static bool is_half(DType dt) { return dt.scalar == Scalar::Float16; }
+  static bool is_bf16(DType dt) { return dt.scalar == Scalar::BFloat16; }
+  static bool is_16bit_float(DType dt) { return is_half(dt) || is_bf16(dt); }
+  // Whether a 16-bit result of `op` may fall between two values of its format (and so is rounded again).
+  static bool rounds_16bit(Ops op);
+  // Whether converting `from` to the 16-bit `to` goes through double: through float it could round twice
+  // (double is exact for all but 64-bit integers, whose double rounding is harmless at 16-bit precision).
+  static bool needs_double_path(DType from, DType to);
+
   // Shared helpers for subclasses.
   static std::string strip_parens(const std::string& s);  // "(a+b)" -> "a+b", "(a)+(b)" unchanged
   static bool is_narrow_int(DType dt);                    // bool, 8- and 16-bit ints: C computes them as int

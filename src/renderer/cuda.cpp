@@ -14,25 +14,6 @@
 namespace tg {
 namespace {
 
-bool is_half(DType dt) { return dt.scalar == Scalar::Float16; }
-bool is_bf16(DType dt) { return dt.scalar == Scalar::BFloat16; }
-bool is_16bit_float(DType dt) { return is_half(dt) || is_bf16(dt); }
-
-// Ops whose float result may fall between two float16/bfloat16 values and so must be rounded again.
-bool rounds(Ops op) {
-  switch (op) {
-    case Ops::CMPLT:
-    case Ops::CMPNE:
-    case Ops::MAX:
-    case Ops::WHERE:
-    case Ops::NEG:
-    case Ops::TRUNC:
-      return false;
-    default:
-      return true;
-  }
-}
-
 // float <-> 16-bit conversions and the round-to-format helpers. __double2half / __double2bfloat16 round
 // once from double, so sources wider than float never round twice.
 const char* kHalfHelpers = R"(__device__ inline float tg_rh(float x) { return __half2float(__float2half_rn(x)); }
@@ -74,13 +55,6 @@ std::string CUDARenderer::buffer_type_name(DType dt) const {
   return type_name(dt);
 }
 
-std::string CUDARenderer::float_literal(double v, DType dt, Prelude& pre) const {
-  // A 16-bit float constant is the float holding its (exactly representable) rounded value.
-  if (is_half(dt)) v = half_bits_to_double(double_to_half_bits(v));
-  if (is_bf16(dt)) v = bf16_bits_to_double(double_to_bf16_bits(v));
-  return CStyleRenderer::float_literal(v, is_16bit_float(dt) ? dtypes::float32 : dt, pre);
-}
-
 std::string CUDARenderer::render_alu(const UOp& u, const std::vector<std::string>& a, Prelude& pre) const {
   DType dt = u.dtype;
   // MULACC: exec_alu rounds a*b+c once (computed in double); float would round twice. fma is exact too.
@@ -95,7 +69,7 @@ std::string CUDARenderer::render_alu(const UOp& u, const std::vector<std::string
     return is_half(dt) ? "__half2float(__double2half(" + e + "))" : "__bfloat162float(__double2bfloat16(" + e + "))";
   }
   std::string e = CStyleRenderer::render_alu(u, a, pre);
-  if (is_16bit_float(dt) && rounds(u.op)) return (is_half(dt) ? "tg_rh(" : "tg_rbf(") + strip_parens(e) + ")";
+  if (is_16bit_float(dt) && rounds_16bit(u.op)) return (is_half(dt) ? "tg_rh(" : "tg_rbf(") + strip_parens(e) + ")";
   return e;
 }
 
@@ -104,8 +78,7 @@ std::string CUDARenderer::render_cast(DType to, DType from, const std::string& x
   if (is_16bit_float(to)) {
     // From double or wide integers, round once from double; from float, narrower ints and the other 16-bit
     // format, float holds the value exactly.
-    bool via_double = from.scalar == Scalar::Float64 || (from.is_int() && from.itemsize() >= (is_bf16(to) ? 4 : 8));
-    if (via_double)
+    if (needs_double_path(from, to))
       return is_half(to) ? "__half2float(__double2half((double)(" + x + ")))"
                          : "__bfloat162float(__double2bfloat16((double)(" + x + ")))";
     return (is_half(to) ? "tg_rh((float)(" : "tg_rbf((float)(") + x + "))";

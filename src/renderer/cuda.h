@@ -37,7 +37,6 @@ class CUDARenderer : public CStyleRenderer {
   std::string type_name(DType dt) const override;
   std::string buffer_type_name(DType dt) const override;
   std::string math_fn(const char* base, DType dt) const override;
-  std::string float_literal(double v, DType dt, Prelude& pre) const override;
   std::string helper_qualifier() const override { return "__device__ inline"; }
   std::string render_alu(const UOp& u, const std::vector<std::string>& operands, Prelude& pre) const override;
   std::string render_cast(DType to, DType from, const std::string& x, Prelude& pre) const override;
