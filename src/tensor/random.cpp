@@ -253,20 +253,23 @@ Tensor Tensor::glorot_uniform(const Shape& shape, TensorOptions opts) {
   return uniform(shape, -bound, bound, opts);
 }
 
-Tensor Tensor::kaiming_uniform(const Shape& shape, double a, TensorOptions opts) {
-  check_shape("kaiming_uniform", shape);
+// The fan_in of a weight of `shape` (the product of the dims after the first), checked for `op`.
+static int64_t kaiming_fan_in(const char* op, const Shape& shape) {
+  check_shape(op, shape);
   int64_t fan_in = prod_from(shape, 1);
   if (fan_in == 0)
-    throw Error("kaiming_uniform: fan_in (product of dims after the first) is 0 for shape " + fmt_shape(shape));
+    throw Error(std::string(op) + ": fan_in (product of dims after the first) is 0 for shape " + fmt_shape(shape));
+  return fan_in;
+}
+
+Tensor Tensor::kaiming_uniform(const Shape& shape, double a, TensorOptions opts) {
+  int64_t fan_in = kaiming_fan_in("kaiming_uniform", shape);
   double bound = std::sqrt(6.0 / (1 + a * a) / double(fan_in));
   return uniform(shape, -bound, bound, opts);
 }
 
 Tensor Tensor::kaiming_normal(const Shape& shape, double a, TensorOptions opts) {
-  check_shape("kaiming_normal", shape);
-  int64_t fan_in = prod_from(shape, 1);
-  if (fan_in == 0)
-    throw Error("kaiming_normal: fan_in (product of dims after the first) is 0 for shape " + fmt_shape(shape));
+  int64_t fan_in = kaiming_fan_in("kaiming_normal", shape);
   double std = std::sqrt(2.0 / (1 + a * a) / double(fan_in));
   return normal(shape, 0.0, std, opts);
 }

@@ -4,32 +4,22 @@
 
 #include <random>
 
-#include "../common/reference_extra.h"
+#include "../common/tensor_ref.h"
 #include "tg/tg.h"
 
 using tg::Index;
 using tg::Slice;
 using tg::Tensor;
+using tgtest::expect_ref;
+using tgtest::rand_tensor;
+using tgtest::to_ref;
 using tgtest::Ref;
 using tgtest::RefIndex;
 
 namespace {
 
-Ref to_ref(const Tensor& t) { return Ref::from(t.tolist<double>(), t.shape()); }
-
-Tensor rand_tensor(const tg::Shape& s, unsigned seed) {
-  return Tensor(tgtest::rand_floats(size_t(tgtest::numel_of(s)), seed), s);
-}
-
 Tensor rand_index(const tg::Shape& s, unsigned seed, int32_t lo, int32_t hi) {
   return Tensor(tgtest::rand_ints(size_t(tgtest::numel_of(s)), seed, lo, hi), s);
-}
-
-void expect_ref(const Tensor& t, const Ref& r) {
-  ASSERT_EQ(t.shape(), r.shape);
-  std::vector<double> v = t.tolist<double>();
-  ASSERT_EQ(v.size(), r.data.size());
-  for (size_t i = 0; i < v.size(); i++) EXPECT_DOUBLE_EQ(v[i], r.data[i]) << "at flat index " << i;
 }
 
 template <class F>

@@ -2,26 +2,16 @@
 // references (one output element at a time) with random inputs, edge shapes, negative dims and several dtypes.
 #include <gtest/gtest.h>
 
-#include "../common/reference_extra.h"
+#include "../common/tensor_ref.h"
 #include "tg/tg.h"
 
 using tg::Tensor;
+using tgtest::expect_ref;
+using tgtest::rand_tensor;
+using tgtest::to_ref;
 using tgtest::Ref;
 
 namespace {
-
-Ref to_ref(const Tensor& t) { return Ref::from(t.tolist<double>(), t.shape()); }
-
-Tensor rand_tensor(const tg::Shape& s, unsigned seed) {
-  return Tensor(tgtest::rand_floats(size_t(tgtest::numel_of(s)), seed), s);
-}
-
-void expect_ref(const Tensor& t, const Ref& r) {
-  ASSERT_EQ(t.shape(), r.shape);
-  std::vector<double> v = t.tolist<double>();
-  ASSERT_EQ(v.size(), r.data.size());
-  for (size_t i = 0; i < v.size(); i++) EXPECT_DOUBLE_EQ(v[i], r.data[i]) << "at flat index " << i;
-}
 
 template <class F>
 void expect_error(F&& f, const std::string& op) {

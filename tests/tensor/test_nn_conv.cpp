@@ -127,39 +127,8 @@ const std::vector<ConvCase> kConvCases = {
     {{1, 6, 6, 6}, {6, 2, 2, 2}, 3, {3, 2}, {2, 1}, {{1, 0}, {0, 1}}, false},     // groups 3, stride 3
 };
 
-}  // namespace
-
-TEST(NNConv, Conv2dArange) {
-  Tensor t = Tensor::arange(9).reshape({1, 1, 3, 3}).cast(tg::dtypes::float32);
-  Tensor w = Tensor::ones({1, 1, 2, 2});
-  Tensor r = t.conv2d(w);
-  EXPECT_EQ(r.shape(), (tg::Shape{1, 1, 2, 2}));
-  EXPECT_EQ(r.tolist<float>(), (std::vector<float>{8, 12, 20, 24}));
-}
-
-TEST(NNConv, Conv2dMatchesLoops) {
-  unsigned seed = 1;
-  for (const ConvCase& c : kConvCases) {
-    auto x = random_floats(size_t(numel(c.x)), seed++), w = random_floats(size_t(numel(c.w)), seed++);
-    auto b = random_floats(size_t(c.w[0]), seed++);
-    Idx os;
-    Vec want = conv_ref(c, x, w, b, &os);
-    std::optional<Tensor> bias;
-    if (c.bias) bias = Tensor(b);
-    Tensor r = Tensor(x, c.x).conv2d(Tensor(w, c.w), bias, c.groups, c.stride, c.dil, padding_arg(c));
-    EXPECT_EQ(r.shape(), os) << describe(c);
-    expect_close(r.tolist<float>(), want, 1e-4, describe(c));
-  }
-}
-
-TEST(NNConv, Conv1dAnd3d) {
-  std::vector<ConvCase> cases = {
-      {{2, 3, 11}, {4, 3, 3}, 1, {2}, {1}, {{1, 1}}, true},
-      {{1, 1, 10}, {2, 1, 4}, 1, {1}, {3}, {{0, 0}}, false},
-      {{1, 2, 5, 4, 6}, {3, 2, 2, 3, 2}, 1, {1, 1, 2}, {1, 1, 1}, {{1, 1}, {0, 0}, {1, 1}}, true},
-      {{2, 2, 4, 5, 4}, {2, 1, 3, 1, 2}, 2, {2, 1, 1}, {1, 2, 1}, {{1, 1}, {1, 1}, {0, 0}}, false},
-  };
-  unsigned seed = 100;
+// conv2d (any number of spatial dims) of random inputs against the loop reference, case by case.
+void expect_convs_match_loops(const std::vector<ConvCase>& cases, unsigned seed) {
   for (const ConvCase& c : cases) {
     auto x = random_floats(size_t(numel(c.x)), seed++), w = random_floats(size_t(numel(c.w)), seed++);
     auto b = random_floats(size_t(c.w[0]), seed++);
@@ -171,6 +140,30 @@ TEST(NNConv, Conv1dAnd3d) {
     EXPECT_EQ(r.shape(), os) << describe(c);
     expect_close(r.tolist<float>(), want, 1e-4, describe(c));
   }
+}
+
+}  // namespace
+
+TEST(NNConv, Conv2dArange) {
+  Tensor t = Tensor::arange(9).reshape({1, 1, 3, 3}).cast(tg::dtypes::float32);
+  Tensor w = Tensor::ones({1, 1, 2, 2});
+  Tensor r = t.conv2d(w);
+  EXPECT_EQ(r.shape(), (tg::Shape{1, 1, 2, 2}));
+  EXPECT_EQ(r.tolist<float>(), (std::vector<float>{8, 12, 20, 24}));
+}
+
+TEST(NNConv, Conv2dMatchesLoops) {
+  expect_convs_match_loops(kConvCases, 1);
+}
+
+TEST(NNConv, Conv1dAnd3d) {
+  std::vector<ConvCase> cases = {
+      {{2, 3, 11}, {4, 3, 3}, 1, {2}, {1}, {{1, 1}}, true},
+      {{1, 1, 10}, {2, 1, 4}, 1, {1}, {3}, {{0, 0}}, false},
+      {{1, 2, 5, 4, 6}, {3, 2, 2, 3, 2}, 1, {1, 1, 2}, {1, 1, 1}, {{1, 1}, {0, 0}, {1, 1}}, true},
+      {{2, 2, 4, 5, 4}, {2, 1, 3, 1, 2}, 2, {2, 1, 1}, {1, 2, 1}, {{1, 1}, {1, 1}, {0, 0}}, false},
+  };
+  expect_convs_match_loops(cases, 100);
 }
 
 TEST(NNConv, Conv2dIsOneKernel) {
