@@ -71,6 +71,19 @@ inline constexpr NoneIndex None{};
 inline constexpr EllipsisIndex Ellipsis{};
 struct Index;  // defined after Tensor
 
+// A tensor's memory as another library sees it (DLPack, numpy's buffer protocol, torch.from_blob): element
+// (i0, i1, ...) lives at `data` + sum(i_k * strides_k) elements. Hold `owner` as long as `data` is used.
+struct MemoryView {
+  void* data = nullptr;         // element (0, ..., 0); device memory when `cuda`
+  DType dtype = dtypes::float32;
+  Shape shape, strides;         // strides in elements; 0 where a dim is broadcast
+  std::string device;           // the tensor's device: "CPU", "HOST", "CUDA:1" ...
+  bool cuda = false;            // CUDA device memory (else host memory any code may read)
+  int cuda_ordinal = 0;         // which GPU, when `cuda`
+  bool readonly = false;        // memory of a mapped weights file: never write through `data`
+  std::shared_ptr<const void> owner;
+};
+
 class Tensor {
  public:
   // ---- creation ----
@@ -113,6 +126,18 @@ class Tensor {
   }
   Tensor contiguous() const;
   Tensor to(const std::string& device) const;
+
+  // ---- memory shared with other libraries ----
+  // Realizes this tensor and returns its memory. Zero-copy when the result is a strided view of one buffer
+  // (writes through `data` are then seen by this tensor, as with torch.from_numpy); otherwise (a padded view)
+  // the memory of a contiguous copy. Throws tg::Error on devices whose memory cannot be shared (NULL, INTERP).
+  MemoryView memory();
+  // A tensor over memory it does not own (tinygrad's Tensor.from_blob): `data` is memory of `device` (CPU, or
+  // a CUDA GPU's; HOST), element (i0, ...) at data + sum(i_k * strides_k) elements (default: row-major).
+  // Kernels read it in place and assign() writes it in place. `owner` is held as long as the tensor's buffer
+  // lives; without one the caller keeps `data` alive.
+  static Tensor from_blob(void* data, const Shape& shape, DType dtype, const std::string& device,
+                          std::shared_ptr<const void> owner = nullptr, std::optional<Shape> strides = std::nullopt);
 
   // ---- elementwise ----
   Tensor neg() const;

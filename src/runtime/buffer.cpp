@@ -14,24 +14,32 @@ Buffer::Buffer(std::string device, int64_t size, DType dtype)
 }
 
 Buffer::Buffer(int64_t size, DType dtype, const void* external, std::shared_ptr<const void> owner)
-    : Buffer("HOST", size, dtype) {
+    : Buffer("HOST", size, dtype, const_cast<void*>(external), std::move(owner)) {
+  // const_cast above: ptr_ serves device code too; read-only buffers refuse copyin, so nothing writes through it.
+  readonly_ = true;
+}
+
+Buffer::Buffer(std::string device, int64_t size, DType dtype, void* external, std::shared_ptr<const void> owner)
+    : Buffer(std::move(device), size, dtype) {
   if (!owner) throw Error("Buffer: external memory needs an owner that keeps it alive");
   if (!external && nbytes() > 0)
     throw Error("Buffer: external memory of " + std::to_string(nbytes()) + " bytes is null");
-  // const_cast: ptr_ serves device code too; external() buffers refuse copyin, so nothing writes through it.
-  ptr_ = const_cast<void*>(external);
+  ptr_ = external;
   owner_ = std::move(owner);
 }
 
 Buffer::~Buffer() {
-  if (!ptr_ || owner_) return;  // external memory belongs to owner_
+  if (!owns_ptr_) return;  // external memory belongs to owner_
   // The device was opened when ptr_ was allocated, so this lookup cannot fail.
   get_device(device_).allocator().free(ptr_, alloc_bytes());
   ptr_ = nullptr;
 }
 
 void* Buffer::ensure_allocated() {
-  if (!ptr_) ptr_ = get_device(device_).allocator().alloc(alloc_bytes());
+  if (!ptr_) {  // (an empty external buffer has no memory of its own either: it gets a block like any other)
+    ptr_ = get_device(device_).allocator().alloc(alloc_bytes());
+    owns_ptr_ = true;
+  }
   return ptr_;
 }
 
@@ -39,7 +47,7 @@ void Buffer::copyin(const void* host, size_t bytes) {
   if (bytes != nbytes())
     throw Error("Buffer::copyin: got " + std::to_string(bytes) + " bytes for a buffer of " + std::to_string(size_) +
                 " x " + dtype_.repr() + " (" + std::to_string(nbytes()) + " bytes) on " + device_);
-  if (owner_) throw Error("Buffer::copyin: this HOST buffer is a read-only view of external memory (a mapped file)");
+  if (readonly_) throw Error("Buffer::copyin: this HOST buffer is a read-only view of external memory (a mapped file)");
   if (bytes == 0) return;
   get_device(device_).allocator().copyin(ensure_allocated(), host, bytes);
 }

@@ -15,6 +15,9 @@ class Buffer {
   // A HOST buffer over memory it does not own (a memory-mapped file): `owner` keeps that memory alive as long
   // as this Buffer lives. The memory is never handed to an allocator, and it is read-only: copyin throws.
   Buffer(int64_t size, DType dtype, const void* external, std::shared_ptr<const void> owner);
+  // A buffer on `device` over writable memory of that device it does not own (another library's array,
+  // shared through Tensor::from_blob): kernels read and write it in place; `owner` keeps it alive.
+  Buffer(std::string device, int64_t size, DType dtype, void* external, std::shared_ptr<const void> owner);
   ~Buffer();
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
@@ -28,8 +31,9 @@ class Buffer {
   // they never read (a reduce over 0 elements), and devices need not allocate 0 bytes.
   size_t alloc_bytes() const { return nbytes() > 0 ? nbytes() : 1; }
   bool external() const { return owner_ != nullptr; }
+  bool readonly() const { return readonly_; }
 
-  void* ensure_allocated();                     // allocates on the device if needed
+  void* ensure_allocated();  // allocates on the device if needed
   void* ptr() const { return ptr_; }
   void copyin(const void* host, size_t bytes);  // bytes must equal nbytes()
   void copyout(void* host, size_t bytes);       // bytes must equal nbytes()
@@ -40,6 +44,8 @@ class Buffer {
   DType dtype_;
   void* ptr_ = nullptr;
   std::shared_ptr<const void> owner_;  // set for external memory
+  bool owns_ptr_ = false;              // ptr_ came from the device's allocator (is freed back to it)
+  bool readonly_ = false;              // external memory that must not be written (a file mapping)
 };
 
 }  // namespace tg

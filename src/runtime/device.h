@@ -62,6 +62,11 @@ class Device {
   virtual void synchronize() {}
   // NULL: schedules and compiles, never runs kernels or moves data.
   virtual bool executes() const { return true; }
+  // Where this device's buffers live, for sharing them with other code without a copy (Tensor::memory,
+  // Tensor::from_blob, DLPack): plain host memory, a CUDA GPU's memory, or memory nobody else may touch
+  // (NULL allocates nothing real; INTERP checks every access against its own allocations).
+  enum class MemorySpace { Host, Cuda, Private };
+  virtual MemorySpace memory_space() const { return MemorySpace::Host; }
 
  protected:
   std::string name_;

@@ -407,6 +407,7 @@ class CudaDevice : public Device {
     ctx_.enter();
     ctx_.check(ctx_.d().cuCtxSynchronize(), "synchronize");
   }
+  MemorySpace memory_space() const override { return MemorySpace::Cuda; }
   const CudaContext& context() const { return ctx_; }
 
  private:

@@ -152,6 +152,8 @@ class InterpDevice : public Device {
   std::unique_ptr<Program> load(const ProgramSpec& spec, const std::string&) override {
     return std::make_unique<InterpProgram>(spec, *memory_);
   }
+  // Its programs check each access against the blocks this device allocated: no outside memory.
+  MemorySpace memory_space() const override { return MemorySpace::Private; }
 
  private:
   const InterpAllocator* memory_;

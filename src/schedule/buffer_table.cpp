@@ -53,14 +53,26 @@ UOpPtr new_buffer_uop(const std::string& device, int64_t size, DType dtype) {
   return u;
 }
 
-UOpPtr new_external_buffer_uop(int64_t size, DType dtype, const void* data, std::shared_ptr<const void> owner) {
-  auto buf = std::make_shared<Buffer>(size, dtype, data, std::move(owner));  // checks before a node exists
-  auto dev = UOp::make(Ops::DEVICE, dtypes::void_, {}, std::string("HOST"));
-  auto u = UOp::make(Ops::BUFFER, dtype, {dev}, BufferArg{next_buffer_id++, size});
+namespace {
+
+UOpPtr register_buffer(std::shared_ptr<Buffer> buf) {
+  auto dev = UOp::make(Ops::DEVICE, dtypes::void_, {}, buf->device());
+  auto u = UOp::make(Ops::BUFFER, buf->dtype(), {dev}, BufferArg{next_buffer_id++, buf->size()});
   auto& t = tables();
   std::lock_guard<std::recursive_mutex> lock(t.mu);
   t.buffers[u.get()] = std::move(buf);
   return u;
+}
+
+}  // namespace
+
+UOpPtr new_external_buffer_uop(int64_t size, DType dtype, const void* data, std::shared_ptr<const void> owner) {
+  return register_buffer(std::make_shared<Buffer>(size, dtype, data, std::move(owner)));  // checks come first
+}
+
+UOpPtr new_external_buffer_uop(const std::string& device, int64_t size, DType dtype, void* data,
+                               std::shared_ptr<const void> owner) {
+  return register_buffer(std::make_shared<Buffer>(device, size, dtype, data, std::move(owner)));
 }
 
 std::shared_ptr<Buffer> buffer_of(const UOp* u) {
