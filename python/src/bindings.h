@@ -40,6 +40,9 @@ void bind_tensor_core(nb::class_<tg::Tensor>& c);
 void bind_tensor_math(nb::class_<tg::Tensor>& c);
 void bind_tensor_shape(nb::class_<tg::Tensor>& c);
 void bind_tensor_nn(nb::class_<tg::Tensor>& c);
+void bind_shared_memory(nb::class_<tg::Tensor>& c);
+// The Tensor type's slots: the buffer protocol (shared_memory.cpp).
+PyType_Slot* tensor_type_slots();
 void bind_context(nb::module_& m);
 void bind_optim(nb::module_& m);
 void bind_state(nb::module_& m);

@@ -231,22 +231,48 @@ Tensor.__array_ufunc__ = None
 
 @_method
 def __array__(self, dtype=None, copy=None):
+  import numpy as np
+  if copy is False:  # numpy 2's "share or fail": only host memory can be shared
+    a = np.asarray(memoryview(self))
+    if dtype is not None and a.dtype != np.dtype(dtype): raise ValueError("__array__: a dtype change needs a copy")
+    return a
   a = self.numpy()
   return a if dtype is None else a.astype(dtype)
 
 @_method
-def data(self) -> memoryview: return memoryview(self.numpy())
+def data(self) -> memoryview:
+  """The tensor's memory as a memoryview: shared (no copy) for host tensors, a copy from other devices."""
+  try: return memoryview(self)
+  except BufferError: return memoryview(self.numpy())
 
-# ---- DLPack (host memory): through a numpy copy of the realized data ----
+# ---- DLPack: the tensor's own memory (realized), on the host or a CUDA GPU, shared without a copy ----
 @_method
-def __dlpack__(self, stream=None, **kwargs): return self.numpy().__dlpack__()
+def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+  # copy=True: a fresh buffer the consumer may own alone
+  src = Tensor(self.numpy(), device=self.device, dtype=self.dtype) if copy else self
+  kw = {k: v for k, v in (("max_version", max_version), ("dl_device", dl_device)) if v is not None}
+  return src._memory().__dlpack__(**kw)  # _memory() waited for the GPU, so any consumer stream may read it
+
 @_method
-def __dlpack_device__(self): return (1, 0)  # kDLCPU, device 0
+def __dlpack_device__(self):
+  d = self.device
+  if d.startswith("CUDA"): return (2, int(d.split(":")[1]) if ":" in d else 0)  # kDLCUDA, ordinal
+  if d.split(":")[0] in ("CPU", "HOST"): return (1, 0)  # kDLCPU
+  raise BufferError(f"__dlpack_device__: memory of {d} cannot be shared")
 
 def from_dlpack(x, device: str | None = None, dtype=None, requires_grad=None) -> Tensor:
-  """A tensor with a copy of any DLPack-exporting object's data (torch, numpy, jax on the host)."""
-  import numpy as np
-  return Tensor(np.from_dlpack(x), device=device, dtype=dtype, requires_grad=requires_grad)
+  """A tensor over the memory of x without a copy (torch.from_dlpack's contract): any DLPack producer (torch, jax,
+  cupy, numpy, on the host or a CUDA GPU) or buffer-protocol object. Writes through either side are seen by the
+  other. device= or dtype= that differ from x's make a copy there."""
+  try: t = Tensor._from_dlpack(x)
+  except TypeError:  # read-only memory (or a type we have no dtype for, which Tensor() then names): a copy
+    if not (hasattr(x, "__dlpack__") or hasattr(x, "__array__")): raise
+    import numpy as np
+    t = Tensor(np.from_dlpack(x) if not isinstance(x, np.ndarray) else x)
+  if device is not None or dtype is not None:  # the copy is made now, not when first used
+    t = t.to(device if device is not None else t.device).cast(dtype if dtype is not None else t.dtype).realize()
+  if requires_grad is not None: t.requires_grad = requires_grad
+  return t
 Tensor.from_dlpack = staticmethod(from_dlpack)
 
 # ---- training scope: `with Tensor.train():`, as tinygrad ----
