@@ -264,6 +264,9 @@ def from_dlpack(x, device: str | None = None, dtype=None, requires_grad=None) ->
   """A tensor over the memory of x without a copy (torch.from_dlpack's contract): any DLPack producer (torch, jax,
   cupy, numpy, on the host or a CUDA GPU) or buffer-protocol object. Writes through either side are seen by the
   other. device= or dtype= that differ from x's make a copy there."""
+  dev = x.__dlpack_device__() if hasattr(x, "__dlpack_device__") else None
+  if dev is not None and dev[0] == 2:  # CUDA: our kernels run on the legacy default stream (DLPack's stream 1),
+    x = x.__dlpack__(stream=1)         # so the producer orders its queued work before that stream's next work
   try: t = Tensor._from_dlpack(x)
   except TypeError:  # read-only memory (or a type we have no dtype for, which Tensor() then names): a copy
     if not (hasattr(x, "__dlpack__") or hasattr(x, "__array__")): raise
