@@ -15,6 +15,10 @@ class ContextVar {
   operator long() const { return value_; }
   const char* key() const { return key_; }
   void set(long v) { value_ = v; }
+  ContextVar& operator=(long v) {
+    value_ = v;
+    return *this;
+  }
   static ContextVar* find(const std::string& key);  // nullptr when no such knob
 
  private:
@@ -23,7 +27,9 @@ class ContextVar {
 };
 
 // The knobs (DESIGN.md section 4). Read them as plain numbers: `if (DEBUG >= 2) ...`.
-extern ContextVar DEBUG, NOOPT, BEAM, CACHELEVEL, JIT;
+// TRAINING (tinygrad's Tensor.training, and its TRAINING knob in newer versions): dropout drops, BatchNorm uses
+// the batch's statistics, optimizers may step.
+extern ContextVar DEBUG, NOOPT, BEAM, CACHELEVEL, JIT, TRAINING;
 
 class Context {
  public:

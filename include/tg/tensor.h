@@ -12,6 +12,7 @@
 #include <variant>
 #include <vector>
 
+#include "tg/context.h"
 #include "tg/dtype.h"
 #include "tg/error.h"
 
@@ -217,7 +218,9 @@ class Tensor {
   static Tensor linspace(double start, double stop, int64_t steps, TensorOptions opts = {});
   Tensor multinomial(int64_t num_samples = 1, bool replacement = false) const;
   Tensor dropout(double p = 0.5) const;  // only under TRAINING=1 (tg::Tensor::training)
-  static inline bool training = false;   // tinygrad's Tensor.training; TRAINING env sets the default
+  // tinygrad's Tensor.training: the TRAINING knob itself (env TRAINING=1, tg::Context({{"TRAINING", 1}}) or
+  // `Tensor::training = true` all set the same value).
+  static ContextVar& training;
 
   // ---- more movement and indexing (src/tensor/movement_extra.cpp, src/tensor/indexing.cpp) ----
   Tensor squeeze() const;

@@ -20,7 +20,7 @@ class ContextScope {
       std::string key = nb::cast<std::string>(k);
       if (!tg::ContextVar::find(key))
         throw nb::value_error(
-            ("Context: unknown knob '" + key + "' (expected DEBUG, NOOPT, BEAM, CACHELEVEL or JIT)").c_str());
+            ("Context: unknown knob '" + key + "' (expected DEBUG, NOOPT, BEAM, CACHELEVEL, JIT or TRAINING)").c_str());
       long value = 0;
       if (PyBool_Check(v.ptr()) || !nb::try_cast<long>(v, value))
         throw nb::type_error(("Context: " + key + " must be an int, got " + std::string(nb::repr(v).c_str())).c_str());

@@ -2,10 +2,10 @@
 // topic's bindings; python/tinygrad_cpp/__init__.py builds the public names from these.
 #include <nanobind/nanobind.h>
 
-#include <string_view>
-
 #include "bindings.h"
 #include "tg/error.h"
+
+#include <string_view>
 
 NB_MODULE(_C, m) {
   m.doc() = "tinygrad.cpp: tinygrad's lazy tensors, compiled and run by a C++ core";
@@ -28,10 +28,8 @@ NB_MODULE(_C, m) {
     } catch (const tg::Error& e) {
       std::string_view msg = e.what();
       PyObject* type = PyExc_RuntimeError;
-      if (msg.find(" is out of range for shape") != std::string_view::npos)
-        type = axis_error;
-      else if (msg.find("negative dimension") != std::string_view::npos)
-        type = shape_error;
+      if (msg.find(" is out of range for shape") != std::string_view::npos) type = axis_error;
+      else if (msg.find("negative dimension") != std::string_view::npos) type = shape_error;
       PyErr_SetString(type, e.what());
     }
   });

@@ -164,7 +164,8 @@ void bind_tensor_core(nb::class_<Tensor>& c) {
       .def("multinomial", &Tensor::multinomial, nb::arg("num_samples") = 1, nb::arg("replacement") = false)
       .def("dropout", &Tensor::dropout, nb::arg("p") = 0.5)
       .def_prop_rw_static(
-          "training", [](nb::handle) { return Tensor::training; }, [](nb::handle, bool on) { Tensor::training = on; })
+          "training", [](nb::handle) { return bool(Tensor::training); },
+          [](nb::handle, bool on) { Tensor::training = on; })
       // ---- autograd ----
       .def_prop_rw(
           "requires_grad", [](const Tensor& t) { return t.requires_grad(); },

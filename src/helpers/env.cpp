@@ -36,14 +36,15 @@ ContextVar* ContextVar::find(const std::string& key) {
   return it == registry().end() ? nullptr : it->second;
 }
 
-ContextVar DEBUG("DEBUG", 0), NOOPT("NOOPT", 0), BEAM("BEAM", 0), CACHELEVEL("CACHELEVEL", 2), JIT("JIT", 1);
+ContextVar DEBUG("DEBUG", 0), NOOPT("NOOPT", 0), BEAM("BEAM", 0), CACHELEVEL("CACHELEVEL", 2), JIT("JIT", 1),
+    TRAINING("TRAINING", 0);
 
 Context::Context(std::initializer_list<std::pair<std::string, long>> overrides) {
   for (auto& [k, v] : overrides) {
     ContextVar* cv = ContextVar::find(k);
     if (!cv) {
       for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) it->first->set(it->second);
-      throw Error("Context: unknown knob '" + k + "' (expected DEBUG, NOOPT, BEAM, CACHELEVEL or JIT)");
+      throw Error("Context: unknown knob '" + k + "' (expected DEBUG, NOOPT, BEAM, CACHELEVEL, JIT or TRAINING)");
     }
     saved_.emplace_back(cv, cv->value());
     cv->set(v);

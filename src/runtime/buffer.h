@@ -33,7 +33,7 @@ class Buffer {
   bool external() const { return owner_ != nullptr; }
   bool readonly() const { return readonly_; }
 
-  void* ensure_allocated();  // allocates on the device if needed
+  void* ensure_allocated();                     // allocates on the device if needed
   void* ptr() const { return ptr_; }
   void copyin(const void* host, size_t bytes);  // bytes must equal nbytes()
   void copyout(void* host, size_t bytes);       // bytes must equal nbytes()

@@ -35,13 +35,6 @@ RngState& rng_state() {
   return s;
 }
 
-// Tensor::training starts from the TRAINING environment variable (a constant-initialized inline static,
-// so this dynamic initializer runs after it).
-const bool kTrainingFromEnv = [] {
-  if (const char* v = std::getenv("TRAINING")) Tensor::training = std::atol(v) != 0;
-  return true;
-}();
-
 // ---- uint32 ALU helpers (no promotion: both sides already share dtype and shape) ----
 
 Tensor alu2(Ops op, const Tensor& x, const Tensor& y) { return Tensor(UOp::alu(op, {x.uop(), y.uop()}), x.device()); }
@@ -321,6 +314,9 @@ Tensor Tensor::multinomial(int64_t num_samples, bool replacement) const {
   }
   return (s.size() == 1 ? idx->reshape({num_samples}) : *idx).cast(dtypes::int32);
 }
+
+// Tensor::training is the TRAINING knob (tinygrad has both names for it).
+ContextVar& Tensor::training = TRAINING;
 
 Tensor Tensor::dropout(double p) const {
   if (!(p >= 0 && p <= 1)) throw Error("dropout: p=" + std::to_string(p) + " is out of range [0, 1]");

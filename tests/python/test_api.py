@@ -3,7 +3,7 @@ as Python exceptions, and the Python-side conveniences (__setitem__, in-place op
 import numpy as np
 import pytest
 import torch
-from tinygrad_cpp import Tensor, dtypes, Device, Context, GlobalCounters, from_dlpack
+from tinygrad_cpp import Tensor, dtypes, Device, Context, GlobalCounters, from_dlpack, nn
 
 
 def test_readme_forms(capfd):
@@ -187,6 +187,16 @@ def test_training_scope():
     assert Tensor.training
     with Tensor.test(): assert not Tensor.training
   assert not Tensor.training
+  with Context(TRAINING=1):  # tinygrad 0.14's spelling of the same switch
+    assert Tensor.training
+    w = Tensor.ones(3, requires_grad=True)
+    opt = nn.optim.SGD([w], lr=0.5)
+    w.sum().backward()
+    opt.step()
+    assert w.tolist() == [0.5, 0.5, 0.5]
+  assert not Tensor.training
+  with pytest.raises(RuntimeError, match="training"):
+    opt.step()
 
 
 def test_bad_input_raises():

@@ -46,7 +46,8 @@ namespace {
 std::vector<float> reference_rand(uint32_t seed, uint64_t counter, int64_t n) {
   auto threefry = [](uint64_t x, uint64_t key) {
     return uint64_t(tg::exec_alu(tg::Ops::THREEFRY, dtypes::uint64, dtypes::uint64,
-                                 {tg::Num{int64_t(x), 0}, tg::Num{int64_t(key), 0}}).i);
+                                 {tg::Num{int64_t(x), 0}, tg::Num{int64_t(key), 0}})
+                        .i);
   };
   uint64_t key = threefry(counter, (uint64_t(seed) << 32) | 0x14b81119u);
   int64_t half = (n + 1) / 2;
@@ -353,6 +354,20 @@ TEST(Random, DropoutOnlyWhenTraining) {
   EXPECT_EQ(x.dropout(1).sum().item<float>(), 0.0f);
   Tensor h = Tensor::ones({8}, {.dtype = dtypes::float16}).dropout(0.5);
   EXPECT_EQ(h.dtype(), dtypes::float16);
+}
+
+TEST(Random, TrainingIsTheTrainingKnob) {
+  TrainingScope off(false);
+  Tensor x = Tensor::ones({64});
+  {
+    tg::Context ctx({{"TRAINING", 1}});  // tinygrad 0.14's form sets the same value as Tensor.training
+    EXPECT_TRUE(Tensor::training);
+    EXPECT_EQ(tg::TRAINING.value(), 1);
+    EXPECT_NE(x.dropout(0.5).uop(), x.uop());
+  }
+  EXPECT_FALSE(Tensor::training);
+  Tensor::training = true;
+  EXPECT_EQ(tg::TRAINING.value(), 1);
 }
 
 TEST(Random, DropoutGradient) {
