@@ -346,11 +346,16 @@ class Tensor {
   Tensor scaled_dot_product_attention(const Tensor& key, const Tensor& value,
                                       const std::optional<Tensor>& attn_mask = std::nullopt,
                                       bool is_causal = false) const;
-  Tensor sparse_categorical_crossentropy(const Tensor& Y, int64_t ignore_index = -1,
-                                         double label_smoothing = 0.0) const;
-  Tensor cross_entropy(const Tensor& Y, double label_smoothing = 0.0) const;  // Y: class indices or probabilities
-  Tensor binary_crossentropy(const Tensor& Y) const;
-  Tensor binary_crossentropy_logits(const Tensor& Y) const;
+  // Losses take tinygrad's reduction: "mean" (the default), "sum" or "none" (one loss per element or sample).
+  Tensor sparse_categorical_crossentropy(const Tensor& Y, int64_t ignore_index = -1, double label_smoothing = 0.0,
+                                         const std::string& reduction = "mean") const;
+  Tensor cross_entropy(const Tensor& Y, double label_smoothing = 0.0,  // Y: class indices or probabilities
+                       const std::string& reduction = "mean") const;
+  Tensor binary_crossentropy(const Tensor& Y, const std::string& reduction = "mean") const;
+  Tensor binary_crossentropy_logits(const Tensor& Y, const std::string& reduction = "mean") const;
+  // pos_weight scales the loss of the positive targets (broadcast against Y, e.g. one weight per class).
+  Tensor binary_crossentropy_logits(const Tensor& Y, const Tensor& pos_weight,
+                                    const std::string& reduction = "mean") const;
   static Tensor einsum(const std::string& formula, const std::vector<Tensor>& operands);
 
   // ---- dtypes (src/tensor/dtype_ops.cpp) ----

@@ -16,7 +16,7 @@ Tensor div_mode(const Tensor& a, const Tensor& b, const std::optional<std::strin
   if (*mode == "trunc") return ints ? a.idiv(b) : a.div(b).trunc();
   // Floor division of ints is exact as (a - a mod b) / b with a Python-semantics mod.
   if (*mode == "floor") return ints ? a.sub(a.mod(b)).idiv(b) : a.div(b).floor();
-  throw nb::value_error(("div: rounding_mode must be None, 'trunc' or 'floor', got '" + *mode + "'").c_str());
+  throw std::runtime_error("div: rounding_mode must be None, 'trunc' or 'floor', got '" + *mode + "'");  // RuntimeError, as tinygrad
 }
 
 // The tensor a Python number or tensor gives as a binary op's second operand, and the pair in order.
@@ -130,12 +130,17 @@ void bind_tensor_math(nb::class_<Tensor>& c) {
   TG_OPERATOR("truediv", a / b)
   TG_OPERATOR("floordiv", div_mode(a, b, "floor"))
   TG_OPERATOR("mod", a.mod(b))
-  TG_OPERATOR("pow", a.pow(b))
   TG_OPERATOR("matmul", a.matmul(b))
   TG_OPERATOR("and", a.bitwise_and(b))
   TG_OPERATOR("or", a.bitwise_or(b))
   TG_OPERATOR("xor", a.bitwise_xor(b))
 #undef TG_OPERATOR
+  // t ** number takes the constant-exponent path: exact products for integer exponents, sqrt for halves, and
+  // tinygrad's and torch's error for an integer tensor to a negative integer power.
+  c.def("__pow__", [](const Tensor& t, nb::handle x) {
+     if (std::optional<tg::ConstValue> v = py_number(x)) return t.pow(*v);
+     return t.pow(operand(t, x));
+   }).def("__rpow__", [](const Tensor& t, nb::handle x) { return operand(t, x).pow(t); });
   c.def("__lshift__", &Tensor::lshift)
       .def("__rshift__", &Tensor::rshift)
       .def("__neg__", &Tensor::neg)

@@ -18,14 +18,6 @@ Ints ints(nb::handle h, size_t n = 0) {
   return nb::cast<Ints>(h);
 }
 
-// tinygrad's reduction= argument of the losses, over a per-element loss.
-Tensor reduced(const Tensor& loss, const std::string& reduction) {
-  if (reduction == "mean") return loss.mean();
-  if (reduction == "sum") return loss.sum();
-  if (reduction == "none") return loss;
-  throw nb::value_error(("reduction must be 'mean', 'sum' or 'none', got '" + reduction + "'").c_str());
-}
-
 }  // namespace
 
 void bind_tensor_nn(nb::class_<Tensor>& c) {
@@ -76,36 +68,22 @@ void bind_tensor_nn(nb::class_<Tensor>& c) {
           },
           nb::arg("key"), nb::arg("value"), nb::arg("attn_mask").none() = nb::none(), nb::arg("dropout_p") = 0.0,
           nb::arg("is_causal") = false)
-      .def(
-          "sparse_categorical_crossentropy",
-          [](const Tensor& x, const Tensor& Y, int64_t ignore_index, double ls, const std::string& reduction) {
-            if (reduction != "mean")
-              throw nb::value_error("sparse_categorical_crossentropy: only reduction='mean' is supported");
-            return x.sparse_categorical_crossentropy(Y, ignore_index, ls);
-          },
-          nb::arg("Y"), nb::arg("ignore_index") = -1, nb::arg("label_smoothing") = 0.0, nb::arg("reduction") = "mean")
+      .def("sparse_categorical_crossentropy", &Tensor::sparse_categorical_crossentropy, nb::arg("Y"),
+           nb::arg("ignore_index") = -1, nb::arg("label_smoothing") = 0.0, nb::arg("reduction") = "mean")
       .def(
           "cross_entropy",
           [](const Tensor& x, const Tensor& Y, const std::string& reduction, double ls) {
-            if (reduction != "mean") throw nb::value_error("cross_entropy: only reduction='mean' is supported");
-            return x.cross_entropy(Y, ls);
+            return x.cross_entropy(Y, ls, reduction);
           },
           nb::arg("Y"), nb::arg("reduction") = "mean", nb::arg("label_smoothing") = 0.0)
-      .def(
-          "binary_crossentropy",
-          [](const Tensor& x, const Tensor& Y, const std::string& reduction) {
-            // Per element, as tinygrad: -(Y * log(x) + (1 - Y) * log(1 - x)); the C++ op is its mean.
-            if (reduction == "mean") return x.binary_crossentropy(Y);
-            return reduced(-(Y * x.log() + (1 - Y) * (1 - x).log()), reduction);
-          },
-          nb::arg("Y"), nb::arg("reduction") = "mean")
+      .def("binary_crossentropy", &Tensor::binary_crossentropy, nb::arg("Y"), nb::arg("reduction") = "mean")
       .def(
           "binary_crossentropy_logits",
-          [](const Tensor& x, const Tensor& Y, const std::string& reduction) {
-            if (reduction == "mean") return x.binary_crossentropy_logits(Y);
-            return reduced(x.maximum(0) - Y * x + (1 + (-x.abs()).exp()).log(), reduction);
+          [](const Tensor& x, const Tensor& Y, const std::string& reduction, nb::handle pos_weight) {
+            if (pos_weight.is_none()) return x.binary_crossentropy_logits(Y, reduction);
+            return x.binary_crossentropy_logits(Y, operand(x, pos_weight), reduction);
           },
-          nb::arg("Y"), nb::arg("reduction") = "mean")
+          nb::arg("Y"), nb::arg("reduction") = "mean", nb::arg("pos_weight").none() = nb::none())
       .def_static("_einsum", &Tensor::einsum, nb::arg("formula"), nb::arg("operands"));
 }
 

@@ -26,7 +26,7 @@ std::optional<Ints> axes_arg(nb::handle axis) {
 Ints normalized(const Tensor& t, const Ints& axes) {
   Ints out;
   for (int64_t a : axes) {
-    int64_t n = a < 0 ? a + t.ndim() : a;
+    int64_t n = a < 0 ? a + std::max<int64_t>(t.ndim(), 1) : a;  // a 0-d tensor has axis 0, also spelled -1
     if (n < 0 || n >= std::max<int64_t>(t.ndim(), 1))
       throw nb::index_error(
           ("axis " + std::to_string(a) + " is out of range for a tensor of " + std::to_string(t.ndim()) + " dims")

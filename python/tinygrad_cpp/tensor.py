@@ -48,6 +48,7 @@ def arange(start, stop=None, step=1, **kwargs):
   return Tensor._arange(start, stop, step, **kwargs)
 @_static
 def eye(n: int, m: int | None = None, **kwargs):
+  if n < 0 or (m is not None and m < 0): raise ValueError(f"eye: cannot have negative n={n}, m={m}")
   t = Tensor._eye(max(n, m if m is not None else n), **kwargs)
   return t if m is None or m == n else t.shrink(((0, n), (0, m)))
 @_static

@@ -1,6 +1,6 @@
 // Activation functions, each a few lazy elementwise ops as in tinygrad. Formulas are chosen to stay finite
-// where the textbook form overflows: sigmoid through exp2 of -x (1/(1+inf) = 0), softplus through a
-// max-shifted logaddexp.
+// where the textbook form overflows: sigmoid from e^-|x| (never above 1), softplus through a max-shifted
+// logaddexp.
 #include <cmath>
 
 #include "tensor/math_helpers.h"
@@ -19,7 +19,14 @@ Tensor logaddexp(const Tensor& a, const Tensor& b) {
 
 }  // namespace
 
-Tensor Tensor::sigmoid() const { return (1.0 + (*this * (-1.0 / kLn2)).exp2()).reciprocal(); }
+// 1 / (1 + e^-x) for x >= 0 and e^x / (1 + e^x) below, both from e = e^-|x| in (0, 1]: no exponent is positive,
+// so nothing overflows. With e^-x alone, x = -400 gives 1 / (1 + inf) = 0 forward but inf * 0 = nan in the
+// gradient; here the gradient is 0 there (and for tanh, gelu, quick_gelu and silu, built on this).
+Tensor Tensor::sigmoid() const {
+  Tensor e = (abs() * (-1.0 / kLn2)).exp2();
+  Tensor r = (1.0 + e).reciprocal();
+  return (*this >= 0).where(r, e * r);
+}
 Tensor Tensor::tanh() const { return 2.0 * (2.0 * *this).sigmoid() - 1.0; }
 
 Tensor Tensor::gelu() const {  // tanh approximation, tinygrad's default

@@ -149,9 +149,11 @@ Tensor Tensor::asinh() const {
 Tensor Tensor::acosh() const {
   Tensor x = cast(mathx::float_of(dtype()));
   Tensor inv = x.reciprocal();
-  // x + sqrt(x^2 - 1) = x * (1 + sqrt(1 - 1/x^2)) for x >= 1: no overflow of x^2; x < 1 gives nan.
-  Tensor large = x.log() + ((1.0 - inv * inv).sqrt() + 1.0).log();
-  return (x < 1).where(std::numeric_limits<double>::quiet_NaN(), large);
+  // log(x + sqrt(x^2 - 1)) = log|x| + log(1 + sqrt(1 - 1/x^2)) for x >= 1, with no overflow of x^2. Times sign(x)
+  // its derivative is 1/sqrt(x^2 - 1) for every |x| > 1, the textbook formula's (and torch's) gradient; the value
+  // is nan below 1 through an added constant, which carries no gradient.
+  Tensor odd = x.sign() * (x.abs().log() + ((1.0 - inv * inv).sqrt() + 1.0).log());
+  return odd + (x < 1).where(std::numeric_limits<double>::quiet_NaN(), 0.0);
 }
 Tensor Tensor::atanh() const { return ((1.0 + *this) / (1.0 - *this)).log() / 2; }
 

@@ -9,6 +9,14 @@
 namespace tg {
 namespace {
 
+// tinygrad's _do_reduction for the losses.
+Tensor reduce_loss(const char* op, const Tensor& loss, const std::string& reduction) {
+  if (reduction == "mean") return loss.mean();
+  if (reduction == "sum") return loss.sum();
+  if (reduction == "none") return loss;
+  throw Error(std::string(op) + ": reduction must be \"mean\", \"sum\" or \"none\", got \"" + reduction + "\"");
+}
+
 // x - logsumexp(x): shifting by the max keeps exp from overflowing; the shift cancels, also in the gradient.
 Tensor log_softmax_(const Tensor& x, int64_t axis) {
   Tensor m = x - x.max(axis, true);
@@ -90,7 +98,8 @@ Tensor Tensor::scaled_dot_product_attention(const Tensor& key, const Tensor& val
 
 // Mean over the non-ignored rows of -log p(Y), with label smoothing mixing in the mean log-probability. As in
 // tinygrad, ignore_index == -1 masks nothing (a label -1 then adds 0 loss but counts in the mean).
-Tensor Tensor::sparse_categorical_crossentropy(const Tensor& Y, int64_t ignore_index, double label_smoothing) const {
+Tensor Tensor::sparse_categorical_crossentropy(const Tensor& Y, int64_t ignore_index, double label_smoothing,
+                                               const std::string& reduction) const {
   const char* op = "sparse_categorical_crossentropy";
   Shape s = shape(), ys = Y.shape();
   if (s.empty() || Shape(s.begin(), s.end() - 1) != ys)
@@ -112,12 +121,14 @@ Tensor Tensor::sparse_categorical_crossentropy(const Tensor& Y, int64_t ignore_i
   Tensor unreduced = label_smoothing == 0 ? picked
                                           : (1 - label_smoothing) * picked +
                                                 label_smoothing * loss_mask.where(log_probs.mean(-1), 0);
-  return -unreduced.sum() / loss_mask.sum();
+  // The mean is over the samples that count (not ignored); "none" keeps ignored samples as 0.
+  if (reduction == "mean") return -unreduced.sum() / loss_mask.sum();
+  return reduce_loss(op, -unreduced, reduction);
 }
 
 // Classes on dim 1 (dim 0 for a 1-d input), as torch. Y holds class ids (the input's shape without the class
 // dim) or class probabilities (the input's shape).
-Tensor Tensor::cross_entropy(const Tensor& Y, double label_smoothing) const {
+Tensor Tensor::cross_entropy(const Tensor& Y, double label_smoothing, const std::string& reduction) const {
   Shape s = shape(), ys = Y.shape();
   if (s.empty()) throw Error("cross_entropy: input must have a class dim, got a 0-d tensor");
   if (label_smoothing < 0 || label_smoothing > 1)
@@ -135,24 +146,35 @@ Tensor Tensor::cross_entropy(const Tensor& Y, double label_smoothing) const {
     target = one_hot_along(Y, classes, cdim).cast(dtypes::promote(dtype(), dtypes::float32));
   }
   if (label_smoothing != 0) target = (1 - label_smoothing) * target + label_smoothing / double(classes);
-  return -(log_softmax_(*this, cdim) * target).sum(cdim).mean();
+  return reduce_loss("cross_entropy", -(log_softmax_(*this, cdim) * target).sum(cdim), reduction);
 }
 
 // self holds probabilities in (0, 1).
-Tensor Tensor::binary_crossentropy(const Tensor& Y) const {
+Tensor Tensor::binary_crossentropy(const Tensor& Y, const std::string& reduction) const {
   if (shape() != Y.shape())
     throw Error("binary_crossentropy: input " + fmt_shape(shape()) + " and target " + fmt_shape(Y.shape()) +
                 " must have the same shape");
-  return (-Y * log() - (1 - Y) * (1 - *this).log()).mean();
+  return reduce_loss("binary_crossentropy", -Y * log() - (1 - Y) * (1 - *this).log(), reduction);
 }
 
 // self holds logits: max(x, 0) - x*y + log(1 + exp(-|x|)), which never exponentiates a large positive number.
-Tensor Tensor::binary_crossentropy_logits(const Tensor& Y) const {
+Tensor Tensor::binary_crossentropy_logits(const Tensor& Y, const std::string& reduction) const {
+  const char* op = "binary_crossentropy_logits";
   if (shape() != Y.shape())
-    throw Error("binary_crossentropy_logits: input " + fmt_shape(shape()) + " and target " + fmt_shape(Y.shape()) +
+    throw Error(std::string(op) + ": input " + fmt_shape(shape()) + " and target " + fmt_shape(Y.shape()) +
                 " must have the same shape");
   Tensor neg_abs = -maximum(-*this);  // -|x|, from max(x, -x)
-  return (maximum(0) - *this * Y + (neg_abs.exp() + 1).log()).mean();
+  return reduce_loss(op, maximum(0) - *this * Y + (neg_abs.exp() + 1).log(), reduction);
+}
+
+// With a weight p on the positive term: -(p * y * log(sigmoid(x)) + (1 - y) * log(sigmoid(-x))), both logs
+// through logsigmoid (stable at any x).
+Tensor Tensor::binary_crossentropy_logits(const Tensor& Y, const Tensor& pos_weight, const std::string& reduction) const {
+  const char* op = "binary_crossentropy_logits";
+  if (shape() != Y.shape())
+    throw Error(std::string(op) + ": input " + fmt_shape(shape()) + " and target " + fmt_shape(Y.shape()) +
+                " must have the same shape");
+  return reduce_loss(op, -(pos_weight * Y * logsigmoid() + (1 - Y) * (-*this).logsigmoid()), reduction);
 }
 
 }  // namespace tg

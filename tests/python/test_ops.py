@@ -76,6 +76,34 @@ def test_unary_special_values():
   helper_test_op(None, torch.relu, Tensor.relu, vals=[[-1.0, 0.0, 1.0]])
 
 
+@pytest.mark.parametrize("low,high", [(300, 400), (-400, -300)], ids=str)
+@pytest.mark.parametrize("name", ["sigmoid", "tanh", "quick_gelu", "silu"])
+def test_saturated_activations_have_finite_gradients(name, low, high):
+  tf = {"sigmoid": torch.sigmoid, "tanh": torch.tanh, "quick_gelu": lambda x: x * torch.sigmoid(1.702 * x),
+        "silu": F.silu}[name]
+  helper_test_op([(45, 65)], tf, getattr(Tensor, name), low=low, high=high)
+
+
+def test_gelu_saturated():
+  for low, high in [(300, 400), (-400, -300)]:
+    helper_test_op([(45, 65)], lambda x: F.gelu(x, approximate="tanh"), Tensor.gelu, low=low, high=high)
+
+
+def test_acosh_gradient_outside_its_domain():  # torch's (the textbook formula's) 1/sqrt(x^2 - 1) for x < -1 too
+  helper_test_op([(45, 65)], torch.acosh, Tensor.acosh, low=-300, high=-297, grad_atol=1e-6)
+  helper_test_op([(45, 65)], torch.acosh, Tensor.acosh, low=-3, high=-1.1, grad_atol=1e-5)
+
+
+def test_int_pow_and_div_errors():
+  with pytest.raises(RuntimeError, match="negative integer power"): Tensor([-2, 0, 2]) ** -2
+  assert (Tensor([-2, 0, 2]) ** 2).tolist() == [4, 0, 4] and (2 ** Tensor([0, 3])).tolist() == [1, 8]
+  with pytest.raises(RuntimeError, match="rounding_mode"): Tensor([5]).div(Tensor([2]), rounding_mode="typo")
+  with pytest.raises(ValueError): Tensor.eye(-3, 3)
+  with pytest.raises(ValueError): Tensor.eye(3, -3)
+  helper_test_op([()], lambda x: x.prod(-1), lambda x: x.prod(-1))
+  helper_test_op([()], lambda x: x.sum(-1), lambda x: x.sum(-1))
+
+
 BROADCAST = [[(45, 65), (45, 65)], [(45, 65), (1, 65)], [(45, 1), (1, 65)], [(), (3,)], [(3,), ()],
              [(0, 3), (1, 3)], [(4, 1, 3), (5, 3)], [(1,), (2, 0)]]
 

@@ -108,6 +108,29 @@ def test_losses():
                  lambda x, y: x.binary_crossentropy_logits(y.sigmoid(), reduction="sum"), atol=1e-4)
 
 
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_loss_reductions(reduction):
+  labels = [0, 3, 1, 2, 3]
+  tl = torch.tensor(labels, dtype=torch.long)
+  helper_test_op([(5, 4)], lambda x: F.cross_entropy(x, tl, reduction=reduction),
+                 lambda x: x.sparse_categorical_crossentropy(Tensor(labels), reduction=reduction), atol=1e-5)
+  helper_test_op([(5, 4)], lambda x: F.cross_entropy(x, tl, reduction=reduction, ignore_index=3),
+                 lambda x: x.sparse_categorical_crossentropy(Tensor(labels), ignore_index=3, reduction=reduction), atol=1e-5)
+  helper_test_op([(5, 4)], lambda x: F.cross_entropy(x, tl, reduction=reduction, label_smoothing=0.2),
+                 lambda x: x.cross_entropy(Tensor(labels), reduction=reduction, label_smoothing=0.2), atol=1e-5)
+  helper_test_op([(5, 4), (5, 4)], lambda x, y: F.binary_cross_entropy(x.sigmoid(), y.sigmoid(), reduction=reduction),
+                 lambda x, y: x.sigmoid().binary_crossentropy(y.sigmoid(), reduction=reduction), atol=1e-5)
+  pw = [0.5, 2.0, 1.0, 3.0]
+  helper_test_op([(5, 4), (5, 4)],
+                 lambda x, y: F.binary_cross_entropy_with_logits(x, y.sigmoid(), reduction=reduction, pos_weight=torch.tensor(pw)),
+                 lambda x, y: x.binary_crossentropy_logits(y.sigmoid(), reduction=reduction, pos_weight=Tensor(pw)), atol=1e-5)
+
+
+def test_loss_reduction_errors():
+  with pytest.raises(RuntimeError, match="reduction must be"):
+    Tensor.ones(2, 3).cross_entropy(Tensor([0, 1]), reduction="avg")
+
+
 @pytest.mark.parametrize("mode,size,ac", [("linear", (4,), False), ("linear", (9,), True), ("nearest", (7,), False)], ids=str)
 def test_interpolate_1d(mode, size, ac):
   tkw = {"align_corners": ac} if mode == "linear" else {}

@@ -98,6 +98,30 @@ TEST(Activation, Infinities) {
                       std::vector<double>{-1, 1, kNaN}, 0, 0, "tanh far");
 }
 
+// Saturated activations have a gradient of 0 (sigmoid' = s(1 - s)), not inf * 0 = nan: training through a
+// saturated unit must not poison the step.
+TEST(Activation, GradientsAtExtremeInputsAreFinite) {
+  std::vector<float> far = {-400, -300, -100, 100, 300, 400};
+  std::vector<std::pair<const char*, Tensor (*)(const Tensor&)>> ops = {
+      {"sigmoid", [](const Tensor& t) { return t.sigmoid(); }},
+      {"tanh", [](const Tensor& t) { return t.tanh(); }},
+      {"gelu", [](const Tensor& t) { return t.gelu(); }},
+      {"quick_gelu", [](const Tensor& t) { return t.quick_gelu(); }},
+      {"silu", [](const Tensor& t) { return t.silu(); }}};
+  for (auto& [name, op] : ops) {
+    Tensor x(far);
+    x.requires_grad_(true);
+    op(x).sum().backward();
+    std::vector<float> g = x.grad().tolist<float>();
+    for (size_t i = 0; i < far.size(); i++) {
+      ASSERT_TRUE(std::isfinite(g[i])) << name << " at " << far[i];
+      // sigmoid/tanh flatten on both sides; the gelus and silu tend to 0 below and 1 above
+      double want = (std::string(name) == "sigmoid" || std::string(name) == "tanh" || far[i] < 0) ? 0.0 : 1.0;
+      EXPECT_NEAR(g[i], want, 1e-6) << name << " at " << far[i];
+    }
+  }
+}
+
 TEST(Activation, IntInputs) {
   Tensor i(std::vector<int>{-8, -1, 0, 2, 7});
   Tensor r6 = i.relu6();
