@@ -242,12 +242,23 @@ class Tensor {
   // reduce: "" (replace), "add" or "multiply".
   Tensor scatter(int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce = "") const;
   Tensor scatter(int64_t dim, const Tensor& index, ConstValue src, const std::string& reduce = "") const;
+  // reduce: "sum", "prod", "mean", "amax" or "amin" of the sources landing on each position, with the tensor's
+  // own value among them when include_self (torch's scatter_reduce).
+  Tensor scatter_reduce(int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce,
+                        bool include_self = true) const;
+  // The elements where mask (broadcast to this shape) is true, flattened (the count is read back to size it).
+  Tensor masked_select(const Tensor& mask) const;
   Tensor masked_fill(const Tensor& mask, ConstValue value) const;
   Tensor one_hot(int64_t num_classes = -1) const;
   Tensor tril(int64_t diagonal = 0) const;
   Tensor triu(int64_t diagonal = 0) const;
   Tensor roll(const std::vector<int64_t>& shifts, const std::vector<int64_t>& dims) const;
   Tensor roll(int64_t shift, int64_t dim) const;
+  // The diagonal (i, i + offset) of the dims dim1 and dim2, which move to a new last dim (torch's diagonal;
+  // tinygrad's no-argument diagonal of a square matrix is the default).
+  Tensor diagonal(int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1) const;
+  // Windows of `size` elements every `step` along `dim`: dim becomes the window count, a new last dim the window.
+  Tensor unfold(int64_t dim, int64_t size, int64_t step) const;
 
   // ---- more elementwise (src/tensor/math.cpp, src/tensor/activations.cpp) ----
   Tensor abs() const;
@@ -320,6 +331,9 @@ class Tensor {
   Tensor argmax(std::optional<int64_t> axis = std::nullopt, bool keepdim = false) const;
   Tensor argmin(std::optional<int64_t> axis = std::nullopt, bool keepdim = false) const;
   Tensor cumsum(int64_t axis = 0) const;
+  Tensor cumprod(int64_t axis) const;
+  Tensor cummax(int64_t axis = 0) const;  // the running max's values (tinygrad's; torch's .values)
+  Tensor logcumsumexp(int64_t axis = 0) const;
   Tensor logsumexp(int64_t axis, bool keepdim = false) const;
   Tensor softmax(int64_t axis = -1) const;
   Tensor log_softmax(int64_t axis = -1) const;

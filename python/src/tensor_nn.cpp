@@ -18,6 +18,14 @@ Ints ints(nb::handle h, size_t n = 0) {
   return nb::cast<Ints>(h);
 }
 
+// tinygrad raises ValueError for a bad reduction= (the core's tg::Error would be RuntimeError).
+const std::string& reduction_arg(const char* op, const std::string& reduction) {
+  if (reduction != "mean" && reduction != "sum" && reduction != "none")
+    throw nb::value_error(
+        (std::string(op) + ": reduction must be 'mean', 'sum' or 'none', got '" + reduction + "'").c_str());
+  return reduction;
+}
+
 }  // namespace
 
 void bind_tensor_nn(nb::class_<Tensor>& c) {
@@ -68,20 +76,31 @@ void bind_tensor_nn(nb::class_<Tensor>& c) {
           },
           nb::arg("key"), nb::arg("value"), nb::arg("attn_mask").none() = nb::none(), nb::arg("dropout_p") = 0.0,
           nb::arg("is_causal") = false)
-      .def("sparse_categorical_crossentropy", &Tensor::sparse_categorical_crossentropy, nb::arg("Y"),
-           nb::arg("ignore_index") = -1, nb::arg("label_smoothing") = 0.0, nb::arg("reduction") = "mean")
+      .def(
+          "sparse_categorical_crossentropy",
+          [](const Tensor& x, const Tensor& Y, int64_t ignore_index, double ls, const std::string& reduction) {
+            return x.sparse_categorical_crossentropy(Y, ignore_index, ls,
+                                                     reduction_arg("sparse_categorical_crossentropy", reduction));
+          },
+          nb::arg("Y"), nb::arg("ignore_index") = -1, nb::arg("label_smoothing") = 0.0, nb::arg("reduction") = "mean")
       .def(
           "cross_entropy",
           [](const Tensor& x, const Tensor& Y, const std::string& reduction, double ls) {
-            return x.cross_entropy(Y, ls, reduction);
+            return x.cross_entropy(Y, ls, reduction_arg("cross_entropy", reduction));
           },
           nb::arg("Y"), nb::arg("reduction") = "mean", nb::arg("label_smoothing") = 0.0)
-      .def("binary_crossentropy", &Tensor::binary_crossentropy, nb::arg("Y"), nb::arg("reduction") = "mean")
+      .def(
+          "binary_crossentropy",
+          [](const Tensor& x, const Tensor& Y, const std::string& reduction) {
+            return x.binary_crossentropy(Y, reduction_arg("binary_crossentropy", reduction));
+          },
+          nb::arg("Y"), nb::arg("reduction") = "mean")
       .def(
           "binary_crossentropy_logits",
           [](const Tensor& x, const Tensor& Y, const std::string& reduction, nb::handle pos_weight) {
-            if (pos_weight.is_none()) return x.binary_crossentropy_logits(Y, reduction);
-            return x.binary_crossentropy_logits(Y, operand(x, pos_weight), reduction);
+            const std::string& r = reduction_arg("binary_crossentropy_logits", reduction);
+            if (pos_weight.is_none()) return x.binary_crossentropy_logits(Y, r);
+            return x.binary_crossentropy_logits(Y, operand(x, pos_weight), r);
           },
           nb::arg("Y"), nb::arg("reduction") = "mean", nb::arg("pos_weight").none() = nb::none())
       .def_static("_einsum", &Tensor::einsum, nb::arg("formula"), nb::arg("operands"));

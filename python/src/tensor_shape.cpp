@@ -229,6 +229,11 @@ void bind_tensor_shape(nb::class_<Tensor>& c) {
             return t.scatter(dim, index, nb::cast<Tensor>(src), r);
           },
           nb::arg("dim"), nb::arg("index"), nb::arg("src"), nb::arg("reduce").none() = nb::none())
+      .def("scatter_reduce", &Tensor::scatter_reduce, nb::arg("dim"), nb::arg("index"), nb::arg("src"),
+           nb::arg("reduce"), nb::arg("include_self") = true)
+      .def("masked_select", &Tensor::masked_select, nb::arg("mask"))
+      .def("diagonal", &Tensor::diagonal, nb::arg("offset") = 0, nb::arg("dim1") = 0, nb::arg("dim2") = 1)
+      .def("unfold", &Tensor::unfold, nb::arg("dim"), nb::arg("size"), nb::arg("step"))
       .def("one_hot", &Tensor::one_hot, nb::arg("num_classes") = -1)
       .def("tril", &Tensor::tril, nb::arg("diagonal") = 0)
       .def("triu", &Tensor::triu, nb::arg("diagonal") = 0);
@@ -270,6 +275,9 @@ void bind_tensor_shape(nb::class_<Tensor>& c) {
               .def("argmax", &Tensor::argmax, nb::arg("axis").none() = nb::none(), nb::arg("keepdim") = false)
               .def("argmin", &Tensor::argmin, nb::arg("axis").none() = nb::none(), nb::arg("keepdim") = false)
               .def("cumsum", &Tensor::cumsum, nb::arg("axis") = 0)
+              .def("cumprod", &Tensor::cumprod, nb::arg("axis"))
+              .def("cummax", &Tensor::cummax, nb::arg("axis") = 0)
+              .def("logcumsumexp", &Tensor::logcumsumexp, nb::arg("axis") = 0)
               .def("softmax", &Tensor::softmax, nb::arg("axis") = -1)
               .def("log_softmax", &Tensor::log_softmax, nb::arg("axis") = -1)
               .def("topk", &Tensor::topk, nb::arg("k"), nb::arg("dim") = -1, nb::arg("largest") = true,

@@ -50,27 +50,6 @@ Labels parse_term(const std::string& formula, const std::string& term, int64_t n
   return out;
 }
 
-// x[..., i, ..., i, ...] -> x[..., i] with the diagonal dim last: flatten the two dims, pad each row of n*n
-// by n so the diagonal elements fall in column 0 of an (n, n+1) view.
-Tensor diagonal(const Tensor& x, size_t j, size_t k) {
-  Shape s = x.shape();
-  int64_t n = s[j];
-  std::vector<int64_t> order;
-  Shape lead;
-  for (size_t d = 0; d < s.size(); d++)
-    if (d != j && d != k) order.push_back(int64_t(d)), lead.push_back(s[d]);
-  order.insert(order.end(), {int64_t(j), int64_t(k)});
-  Shape flat = lead, rows = lead, out = lead;
-  flat.push_back(n * n);
-  rows.insert(rows.end(), {n, n + 1});
-  out.push_back(n);
-  PadArg grow(flat.size(), {0, 0}), cut;
-  grow.back() = {0, n};
-  for (int64_t v : rows) cut.push_back({0, v});
-  cut.back() = {0, 1};
-  return x.permute(order).reshape(flat).pad(grow).reshape(rows).shrink(cut).reshape(out);
-}
-
 }  // namespace
 
 Tensor Tensor::einsum(const std::string& formula_in, const std::vector<Tensor>& operands) {
@@ -136,7 +115,7 @@ Tensor Tensor::einsum(const std::string& formula_in, const std::vector<Tensor>& 
             fail(formula_in, std::string("label '") + char(l[j]) + "' of operand " + std::to_string(i) + " " +
                                  fmt_shape(s) + " has sizes " + std::to_string(s[j]) + " and " +
                                  std::to_string(s[k]));
-          xs[i] = diagonal(xs[i], j, k);
+          xs[i] = xs[i].diagonal(0, int64_t(j), int64_t(k));  // x[..., i, ..., i, ...] -> x[..., i], i last
           int c = l[j];
           l.erase(l.begin() + int64_t(k));
           l.erase(l.begin() + int64_t(j));

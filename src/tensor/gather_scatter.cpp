@@ -1,8 +1,9 @@
 // Ops that read or write at tensor-given positions, and the masks built from an arange: gather, scatter,
-// one_hot, masked_fill, tril, triu. As in tinygrad they are comparisons with an arange plus where/sum (no
+// scatter_reduce, masked_select, one_hot, masked_fill, tril, triu. As in tinygrad they are comparisons with an arange plus where/sum (no
 // kernel is written by hand), so an index out of range (negative included) matches nothing: gather reads 0
 // there, scatter writes nothing and one_hot gives an all-zero row.
 #include <algorithm>
+#include <cmath>
 
 #include "tensor/indexing_internal.h"
 
@@ -63,33 +64,37 @@ Tensor Tensor::scatter(int64_t dim, const Tensor& index, ConstValue src, const s
   return scatter(dim, index, v, reduce);
 }
 
-Tensor Tensor::scatter(int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce) const {
-  if (reduce != "" && reduce != "add" && reduce != "multiply")
-    throw Error("scatter: unknown reduce '" + reduce + "' (expected \"\", \"add\" or \"multiply\")");
-  Tensor idx = indexing::checked_index("scatter", *this, index);
-  if (src.device() != device())
-    throw Error("scatter: src is on " + src.device() + ", the tensor on " + device() + " (expected one device)");
-  if (src.dtype() != dtype())
-    throw Error("scatter: src of dtype " + src.dtype().name() + " for tensor of dtype " + dtype().name() +
-                " (expected the same dtype)");
-  Shape s = shape(), is = idx.shape(), ss = src.shape();
+namespace {
+
+// scatter's layout: src and a landing mask in (self's shape, n), entry [..., j] being source element j along
+// dim d and whether it lands on this output position (src and mask come in the index's shape and are padded
+// with 0 / false to self's). nullopt when nothing can land (an empty tensor or index). Checks the arguments.
+struct ScatterParts {
+  Tensor v, mask;
+  int64_t d, k;
+};
+std::optional<ScatterParts> scatter_parts(const char* op, const Tensor& self, int64_t dim, const Tensor& index,
+                                          const Tensor& src) {
+  Tensor idx = indexing::checked_index(op, self, index);
+  if (src.device() != self.device())
+    throw Error(std::string(op) + ": src is on " + src.device() + ", the tensor on " + self.device() +
+                " (expected one device)");
+  if (src.dtype() != self.dtype())
+    throw Error(std::string(op) + ": src of dtype " + src.dtype().name() + " for tensor of dtype " +
+                self.dtype().name() + " (expected the same dtype)");
+  Shape s = self.shape(), is = idx.shape(), ss = src.shape();
   if (is.size() != s.size() || ss.size() != s.size())
-    throw Error("scatter: tensor " + fmt_shape(s) + ", index " + fmt_shape(is) + " and src " + fmt_shape(ss) +
-                " (expected the same number of dims)");
-  if (s.empty())
-    return reshape({1}).scatter(normalize_axis("scatter", dim, s), idx.reshape({1}), src.reshape({1}), reduce)
-        .reshape({});
-  int64_t d = normalize_axis("scatter", dim, s);
+    throw Error(std::string(op) + ": tensor " + fmt_shape(s) + ", index " + fmt_shape(is) + " and src " +
+                fmt_shape(ss) + " (expected the same number of dims)");
+  int64_t d = normalize_axis(op, dim, s);
   for (size_t i = 0; i < s.size(); i++)
     if (is[i] > ss[i] || (int64_t(i) != d && is[i] > s[i]))
-      throw Error("scatter: index of shape " + fmt_shape(is) + " does not fit src " + fmt_shape(ss) +
+      throw Error(std::string(op) + ": index of shape " + fmt_shape(is) + " does not fit src " + fmt_shape(ss) +
                   " and tensor " + fmt_shape(s) + " in dim " + std::to_string(i) +
                   " (expected index.shape[d] <= src.shape[d], and <= shape[d] for d != dim " + std::to_string(dim) +
                   ")");
-  int64_t n = s[size_t(d)], k = is[size_t(d)];
-  if (tg::prod(s) == 0 || tg::prod(is) == 0) return *this;
-  // Work in (self's shape, k): entry [..., j] is source element j along dim d, mask says whether it lands on
-  // this output position. src and mask come in the index's shape and are padded (with 0 / false) to self's.
+  if (tg::prod(s) == 0 || tg::prod(is) == 0) return std::nullopt;
+  int64_t n = s[size_t(d)];
   Tensor v = src.shrink(shrink_to(ss, is, -1)).unsqueeze(-1);
   Shape ve = v.shape();
   ve.back() = n;
@@ -98,8 +103,20 @@ Tensor Tensor::scatter(int64_t dim, const Tensor& index, const Tensor& src, cons
   PadArg grow;
   for (size_t i = 0; i < s.size(); i++) grow.emplace_back(0, int64_t(i) == d ? 0 : s[i] - is[i]);
   grow.emplace_back(0, 0);
-  v = v.pad(grow);
-  mask = mask.pad(grow);
+  return ScatterParts{v.pad(grow), mask.pad(grow), d, is[size_t(d)]};
+}
+
+}  // namespace
+
+Tensor Tensor::scatter(int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce) const {
+  if (reduce != "" && reduce != "add" && reduce != "multiply")
+    throw Error("scatter: unknown reduce '" + reduce + "' (expected \"\", \"add\" or \"multiply\")");
+  if (ndim() == 0)
+    return reshape({1}).scatter(normalize_axis("scatter", dim, {}), index.reshape({1}), src.reshape({1}), reduce)
+        .reshape({});
+  std::optional<ScatterParts> parts = scatter_parts("scatter", *this, dim, index, src);
+  if (!parts) return *this;
+  auto& [v, mask, d, k] = *parts;
   if (reduce == "add") return (mask.where(v, scalar_like(v, 0)).sum(-1) + *this).cast(dtype());
   if (reduce == "multiply") {
     DType acc = acc_dtype(dtype());
@@ -113,6 +130,69 @@ Tensor Tensor::scatter(int64_t dim, const Tensor& index, const Tensor& src, cons
   Tensor pick = mask * pos.eq(last.unsqueeze(-1));
   Tensor val = pick.where(v, scalar_like(v, 0)).sum(-1).cast(dtype());
   return (last > 0).where(val, *this);
+}
+
+// torch's scatter_reduce (tinygrad's construction): each position reduces the sources landing on it, and its
+// own value unless include_self is false; a position nothing lands on keeps its value either way.
+Tensor Tensor::scatter_reduce(int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce,
+                              bool include_self) const {
+  if (reduce != "sum" && reduce != "prod" && reduce != "mean" && reduce != "amax" && reduce != "amin")
+    throw Error("scatter_reduce: reduce must be one of \"sum\", \"prod\", \"mean\", \"amax\" or \"amin\", got \"" +
+                reduce + "\"");
+  if (ndim() == 0)
+    return reshape({1})
+        .scatter_reduce(normalize_axis("scatter_reduce", dim, {}), index.reshape({1}), src.reshape({1}), reduce,
+                        include_self)
+        .reshape({});
+  std::optional<ScatterParts> parts = scatter_parts("scatter_reduce", *this, dim, index, src);
+  if (!parts) return *this;
+  const Tensor &v = parts->v, &mask = parts->mask;
+  Tensor untouched = mask.any(-1).logical_not();
+  DType dt = dtype();
+  // Constants in the tensor's kind, so that `where` keeps its dtype (a float 1.0 would promote ints).
+  auto like = [&](double c) { return dt.is_float() ? ConstValue(c) : ConstValue(int64_t(c)); };
+  double lowest = dt.is_float() ? -INFINITY : dt.min(), highest = dt.is_float() ? INFINITY : dt.max();
+  // This tensor's own values, or the reduction's identity where sources land and include_self is false.
+  auto own = [&](double identity) { return include_self ? *this : untouched.where(*this, like(identity)); };
+  if (reduce == "sum") return (mask.where(v, like(0)).sum(-1) + own(0)).cast(dt);
+  if (reduce == "prod") {
+    DType acc = acc_dtype(dt);
+    return (mask.where(v, like(1)).cast(acc).reduce("scatter_reduce", int(Ops::MUL), {-1}, false) * own(1).cast(acc))
+        .cast(dt);
+  }
+  if (reduce == "amax") return mask.where(v, like(lowest)).max(-1).maximum(own(lowest));
+  if (reduce == "amin") return mask.where(v, like(highest)).min(-1).minimum(own(highest));
+  // mean: ints divide with torch's rounding toward -inf ("floor"), floats truly
+  Tensor total = mask.where(v, like(0)).sum(-1) + own(0);
+  Tensor count = mask.where(1, 0).sum(-1) + (include_self ? Tensor::broadcast_scalar(total, 1)
+                                                           : untouched.where(1, 0));
+  if (dt.is_float()) return (total / count.cast(total.dtype())).cast(dt);
+  Tensor c = count.cast(total.dtype());
+  return total.sub(total.mod(c)).idiv(c).cast(dt);
+}
+
+Tensor Tensor::masked_select(const Tensor& mask) const {
+  if (!mask.dtype().is_bool())
+    throw Error("masked_select: mask must be a bool tensor, got " + mask.dtype().name());
+  if (mask.device() != device())
+    throw Error("masked_select: mask on " + mask.device() + ", the tensor on " + device() + " (expected one device)");
+  Shape s = shape(), ms = mask.shape();
+  // torch broadcasts the two against each other
+  Tensor x = *this, m = mask;
+  if (s != ms) {
+    Shape out = indexing::broadcast_shapes("masked_select", "tensor and mask", {s, ms});
+    x = x.expand(out);
+    m = m.expand(out);
+  }
+  Tensor flat = x.flatten(), mf = m.flatten();
+  int64_t count = mf.cast(dtypes::int64).sum().item<int64_t>();
+  int64_t n = flat.numel();
+  if (count == 0) return flat.shrink({{0, 0}});
+  // The k-th selected element sits at the number of positions whose running count is <= k.
+  Tensor running = mf.cast(dtypes::int32).cumsum().reshape({1, n});
+  Tensor k = Tensor::arange(count, {.device = device()}).reshape({count, 1});
+  Tensor idx = (running <= k).cast(dtypes::int32).sum(-1);
+  return flat.gather(0, idx);
 }
 
 Tensor Tensor::one_hot(int64_t num_classes) const {

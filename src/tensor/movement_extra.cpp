@@ -336,4 +336,37 @@ Tensor Tensor::roll(const std::vector<int64_t>& shifts, const std::vector<int64_
   return repeat(reps).shrink(window);
 }
 
+// ---- diagonal ----
+// With dim1 and dim2 moved last as an (a, b) matrix, element (i, i + k) sits at i * (b + 1) + start of the
+// flattened matrix (start = k, or -k * b below the main diagonal): flatten, shrink to L rows of b + 1 (padding
+// the end so the last row is whole), keep column 0. Only movement ops, so autograd needs nothing new.
+Tensor Tensor::diagonal(int64_t offset, int64_t dim1, int64_t dim2) const {
+  Shape s = shape();
+  if (s.size() < 2) throw Error("diagonal: expected a tensor of at least 2 dims, got shape " + fmt_shape(s));
+  int64_t d1 = normalize_axis("diagonal", dim1, s), d2 = normalize_axis("diagonal", dim2, s);
+  if (d1 == d2) throw Error("diagonal: dim1 and dim2 are both " + std::to_string(d1) + " (expected two dims)");
+  std::vector<int64_t> order;
+  for (int64_t i = 0; i < int64_t(s.size()); i++)
+    if (i != d1 && i != d2) order.push_back(i);
+  Shape lead;
+  for (int64_t i : order) lead.push_back(s[size_t(i)]);
+  order.push_back(d1);
+  order.push_back(d2);
+  int64_t a = s[size_t(d1)], b = s[size_t(d2)];
+  int64_t len = std::max<int64_t>(0, offset >= 0 ? std::min(a, b - offset) : std::min(a + offset, b));
+  int64_t start = len == 0 ? 0 : offset >= 0 ? offset : -offset * b;
+  Shape flat = lead, rows = lead, out = lead;
+  flat.push_back(a * b);
+  rows.push_back(len);
+  rows.push_back(b + 1);
+  out.push_back(len);
+  PadArg grow(flat.size(), {0, 0}), cut(flat.size()), col(rows.size());
+  for (size_t i = 0; i < lead.size(); i++) cut[i] = col[i] = {0, lead[i]};
+  grow.back() = {0, b + 1};
+  cut.back() = {start, start + len * (b + 1)};
+  col[lead.size()] = {0, len};
+  col.back() = {0, 1};
+  return permute(order).reshape(flat).pad(grow).shrink(cut).reshape(rows).shrink(col).reshape(out);
+}
+
 }  // namespace tg

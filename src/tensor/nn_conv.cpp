@@ -391,4 +391,35 @@ Tensor Tensor::interpolate(const Shape& size, const std::string& mode, bool alig
   return x.cast(dtype());
 }
 
+// ---- unfold: sliding windows along one dim, as views (the pool machinery over that dim alone) ----
+Tensor Tensor::unfold(int64_t dim, int64_t size, int64_t step) const {
+  Shape s = shape();
+  int64_t d = normalize_axis("unfold", dim, s);
+  int64_t n = s.empty() ? 1 : s[size_t(d)];
+  if (size < 0) throw Error("unfold: size must be >= 0, got " + std::to_string(size));
+  if (step <= 0) throw Error("unfold: step must be > 0, got " + std::to_string(step));
+  if (size > n)
+    throw Error("unfold: size " + std::to_string(size) + " is larger than dim " + std::to_string(d) + " of shape " +
+                fmt_shape(s) + " (" + std::to_string(n) + ")");
+  if (s.empty()) return size == 0 ? reshape({1}).shrink({{0, 0}}) : reshape({1});  // one window of the element
+  std::vector<int64_t> to_last;
+  for (int64_t i = 0; i < int64_t(s.size()); i++)
+    if (i != d) to_last.push_back(i);
+  to_last.push_back(d);
+  Tensor x = permute(to_last);
+  // Empty windows: windows of 1 over the dim grown by one (the same n // step + 1 of them), cut to 0 wide.
+  Tensor windows = size > 0 ? pool(x, {size}, {step}, {1}) : [&] {
+    PadArg grow(s.size(), {0, 0}), cut;
+    grow.back() = {0, 1};
+    Tensor w = pool(x.pad(grow), {1}, {step}, {1});
+    for (int64_t v : w.shape()) cut.push_back({0, v});
+    cut.back() = {0, 0};
+    return w.shrink(cut);
+  }();  // (..., n_windows, size)
+  std::vector<int64_t> back(s.size() + 1);
+  for (size_t i = 0; i < s.size(); i++) back[size_t(to_last[i])] = int64_t(i);
+  back[s.size()] = int64_t(s.size());
+  return windows.permute(back);
+}
+
 }  // namespace tg

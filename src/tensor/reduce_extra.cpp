@@ -1,7 +1,8 @@
 // More reductions, built from REDUCE_AXIS (ADD/MAX/MUL) and elementwise ops as in tinygrad: prod, any/all,
-// var/std, argmax/argmin (max, an equality mask and a reversed arange), cumsum (a triangular mask summed,
-// in two stages for long axes), logsumexp and (log_)softmax shifted by the max for stability.
+// var/std, argmax/argmin (max, an equality mask and a reversed arange), cumsum/cumprod/cummax (a triangular
+// mask reduced, in two stages for long axes), logsumexp, logcumsumexp and (log_)softmax shifted by the max.
 #include <cmath>
+#include <limits>
 
 #include "tensor/math_helpers.h"
 
@@ -22,33 +23,48 @@ int64_t reduced_count(const Shape& s, const std::vector<int64_t>& axes) {
   return n;
 }
 
-// Inclusive prefix sums along the last axis as one masked reduce: out[..., i] = sum_{j <= i} x[..., j].
-// O(n^2) work per row but no O(n^2) buffer: the mask and the expand fuse into the reduce kernel. `where`
-// (not a multiply by the mask) keeps an inf or nan from leaking into earlier sums.
-Tensor masked_cumsum(const Tensor& x) {
+// The value that leaves `op` unchanged, as a constant of the dtype's kind (so `where` keeps the dtype): 0 for
+// ADD, 1 for MUL, the lowest value of the dtype for MAX.
+ConstValue identity_of(Ops op, DType dt) {
+  double v = op == Ops::ADD ? 0 : op == Ops::MUL ? 1 : dt.is_float() ? -std::numeric_limits<double>::infinity() : dt.min();
+  if (dt.is_bool()) return ConstValue(op == Ops::MUL);
+  return dt.is_float() ? ConstValue(v) : ConstValue(int64_t(v));
+}
+
+// Inclusive prefix `op` (ADD, MUL or MAX) along the last axis as one masked reduce: out[..., i] = op over
+// j <= i of x[..., j]. O(n^2) work per row but no O(n^2) buffer: the mask and the expand fuse into the reduce
+// kernel. `where` (not a multiply by the mask) keeps an inf or nan from leaking into earlier results.
+Tensor masked_scan(const Tensor& x, Ops op) {
   Shape s = x.shape();
   int64_t n = s.back();
   Tensor rows = mathx::index_range(n, x.device(), {n, 1}), cols = mathx::index_range(n, x.device(), {1, n});
   Tensor mask = cols <= rows;
-  return mask.where(mathx::insert_dim(x, int64_t(s.size()) - 1), 0).sum(-1);
+  Tensor masked = mask.where(mathx::insert_dim(x, int64_t(s.size()) - 1), identity_of(op, x.dtype()));
+  return op == Ops::ADD ? masked.sum(-1) : op == Ops::MUL ? masked.prod(-1) : masked.max(-1);
 }
 
-// Prefix sums along the last axis. Up to 2*kSplit elements in one stage; longer axes are cut into chunks of
-// kSplit, summed within each chunk, and each chunk gets the (recursively computed) total of the chunks
-// before it: O(n * kSplit) work instead of O(n^2), as tinygrad's _split_cumalu.
-Tensor cumsum_last(const Tensor& x) {
+// Combine two partial results elementwise with the scan's op.
+Tensor combine(const Tensor& a, const Tensor& b, Ops op) {
+  return op == Ops::ADD ? a + b : op == Ops::MUL ? a * b : a.maximum(b);
+}
+
+// Prefix `op` along the last axis. Up to 2*kSplit elements in one stage; longer axes are cut into chunks of
+// kSplit, scanned within each chunk, and each chunk combined with the (recursively computed) total of the
+// chunks before it: O(n * kSplit) work instead of O(n^2), as tinygrad's _split_cumalu.
+Tensor scan_last(const Tensor& x, Ops op) {
   constexpr int64_t kSplit = 256;
   Shape s = x.shape();
   int64_t n = s.back();
-  if (n <= 2 * kSplit) return masked_cumsum(x);
+  if (n <= 2 * kSplit) return masked_scan(x, op);
+  ConstValue identity = identity_of(op, x.dtype());
   int64_t chunks = (n + kSplit - 1) / kSplit, padded = chunks * kSplit;
   Shape lead(s.begin(), s.end() - 1);
   PadArg front(s.size(), {0, 0});
-  front.back() = {padded - n, 0};  // zeros in front: they add nothing to any prefix
+  front.back() = {padded - n, 0};  // identities in front: they change no prefix
   Shape split = lead;
   split.push_back(chunks);
   split.push_back(kSplit);
-  Tensor local = masked_cumsum(x.pad(front).reshape(split));  // (..., chunks, kSplit)
+  Tensor local = masked_scan(x.pad(front, "constant", identity).reshape(split), op);  // (..., chunks, kSplit)
   PadArg last_col(split.size(), {0, 0});
   for (size_t i = 0; i < lead.size(); i++) last_col[i] = {0, lead[i]};
   last_col[lead.size()] = {0, chunks};
@@ -57,12 +73,12 @@ Tensor cumsum_last(const Tensor& x) {
   totals_shape.push_back(chunks);
   Tensor totals = local.shrink(last_col).reshape(totals_shape);
   // Exclusive prefix of the chunk totals: shift the inclusive one right by one chunk.
-  Tensor before = cumsum_last(totals);
+  Tensor before = scan_last(totals, op);
   PadArg shift(totals_shape.size(), {0, 0});
   shift.back() = {1, 0};
   PadArg keep(totals_shape.size(), {0, 0});
   for (size_t i = 0; i < totals_shape.size(); i++) keep[i] = {0, totals_shape[i]};
-  before = before.pad(shift).shrink(keep);
+  before = before.pad(shift, "constant", identity).shrink(keep);
   Shape col = totals_shape;
   col.push_back(1);
   Shape flat = lead;
@@ -70,7 +86,15 @@ Tensor cumsum_last(const Tensor& x) {
   PadArg tail(flat.size(), {0, 0});
   for (size_t i = 0; i < lead.size(); i++) tail[i] = {0, lead[i]};
   tail.back() = {padded - n, padded};
-  return (local + before.reshape(col)).reshape(flat).shrink(tail);
+  return combine(local, before.reshape(col), op).reshape(flat).shrink(tail);
+}
+
+// A prefix scan along `axis`; 0-d and empty tensors are their own scan.
+Tensor scan(const char* name, const Tensor& x, int64_t axis, Ops op) {
+  Shape s = x.shape();
+  int64_t ax = normalize_axis(name, axis, s);
+  if (s.empty() || x.numel() == 0) return x;
+  return mathx::last_to_axis(scan_last(mathx::axis_to_last(x, ax), op), ax);
 }
 
 }  // namespace
@@ -149,10 +173,26 @@ Tensor Tensor::argmin(std::optional<int64_t> axis, bool keepdim) const {
 // ---- cumsum ----
 // Sums accumulate as sum() does: ints and bools in at least int32, half floats come back in their dtype.
 Tensor Tensor::cumsum(int64_t axis) const {
+  Tensor x = cast(sum().dtype());  // sums accumulate in at least int32 / float32, as sum()
+  return scan("cumsum", x, axis, Ops::ADD);
+}
+Tensor Tensor::cumprod(int64_t axis) const { return scan("cumprod", *this, axis, Ops::MUL); }
+Tensor Tensor::cummax(int64_t axis) const { return scan("cummax", *this, axis, Ops::MAX); }
+
+// log(sum_{j <= i} e^x_j) shifted by the running max m_i: every exponent is <= 0, so nothing overflows
+// (x = [0, 100] gives [0, 100], not [0, inf]); the shift is exact, gradients flow through both terms.
+Tensor Tensor::logcumsumexp(int64_t axis) const {
   Shape s = shape();
-  int64_t ax = normalize_axis("cumsum", axis, s);
-  if (s.empty() || numel() == 0) return cast(sum().dtype());
-  return mathx::last_to_axis(cumsum_last(mathx::axis_to_last(*this, ax)), ax);
+  int64_t ax = normalize_axis("logcumsumexp", axis, s);
+  Tensor x = cast(mathx::float_of(dtype()));
+  if (s.empty() || numel() == 0) return x;
+  Tensor last = mathx::axis_to_last(x, ax);
+  int64_t n = last.shape().back();
+  Tensor m = scan_last(last, Ops::MAX).detach();  // (..., n) running max: a shift only
+  Tensor diff = mathx::insert_dim(last, last.ndim() - 1) - mathx::insert_dim(m, last.ndim());  // (..., i, j)
+  Tensor rows = mathx::index_range(n, device(), {n, 1}), cols = mathx::index_range(n, device(), {1, n});
+  Tensor terms = (cols <= rows).where(diff, -std::numeric_limits<double>::infinity()).exp();
+  return mathx::last_to_axis(terms.sum(-1).log() + m, ax);
 }
 
 // ---- logsumexp / softmax ----

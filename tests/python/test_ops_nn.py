@@ -127,7 +127,7 @@ def test_loss_reductions(reduction):
 
 
 def test_loss_reduction_errors():
-  with pytest.raises(RuntimeError, match="reduction must be"):
+  with pytest.raises(ValueError, match="reduction must be"):
     Tensor.ones(2, 3).cross_entropy(Tensor([0, 1]), reduction="avg")
 
 
