@@ -349,10 +349,26 @@ class Tensor {
   Tensor conv_transpose2d(const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt, int64_t groups = 1,
                           std::vector<int64_t> stride = {1}, std::vector<int64_t> dilation = {1},
                           std::vector<int64_t> padding = {0}, std::vector<int64_t> output_padding = {0}) const;
+  // Pools over the last kernel_size.size() dims (any number: avg_pool2d with a 3-entry kernel is a 3-D pool).
+  // ceil_mode: the last, partial window counts too (torch's rule: it must start inside the input or the left
+  // padding); count_include_pad=false: padding is left out of each window's average.
   Tensor max_pool2d(std::vector<int64_t> kernel_size = {2, 2}, std::vector<int64_t> stride = {},
-                    std::vector<int64_t> dilation = {1}, std::vector<int64_t> padding = {0}) const;
+                    std::vector<int64_t> dilation = {1}, std::vector<int64_t> padding = {0},
+                    bool ceil_mode = false) const;
+  // max_pool2d and, per output, the flat index of its max within the spatial dims of the input (int32; the
+  // first max in window order on ties), as torch's return_indices=True.
+  std::pair<Tensor, Tensor> max_pool2d_with_indices(std::vector<int64_t> kernel_size = {2, 2},
+                                                    std::vector<int64_t> stride = {},
+                                                    std::vector<int64_t> dilation = {1},
+                                                    std::vector<int64_t> padding = {0}, bool ceil_mode = false) const;
   Tensor avg_pool2d(std::vector<int64_t> kernel_size = {2, 2}, std::vector<int64_t> stride = {},
-                    std::vector<int64_t> dilation = {1}, std::vector<int64_t> padding = {0}) const;
+                    std::vector<int64_t> dilation = {1}, std::vector<int64_t> padding = {0}, bool ceil_mode = false,
+                    bool count_include_pad = true) const;
+  // The inverse of max_pool2d_with_indices: each value goes to its index in a zero tensor of the unpooled size
+  // (output_size: its spatial dims, or the whole shape; default from the pool's arithmetic).
+  Tensor max_unpool2d(const Tensor& indices, std::vector<int64_t> kernel_size = {2, 2},
+                      std::vector<int64_t> stride = {}, std::vector<int64_t> dilation = {1},
+                      std::vector<int64_t> padding = {0}, const Shape& output_size = {}) const;
   Tensor interpolate(const Shape& size, const std::string& mode = "linear", bool align_corners = false) const;
   Tensor layernorm(int64_t axis = -1, double eps = 1e-5) const;
   Tensor batchnorm(const std::optional<Tensor>& weight, const std::optional<Tensor>& bias, const Tensor& mean,

@@ -48,20 +48,35 @@ void bind_tensor_nn(nb::class_<Tensor>& c) {
           nb::arg("dilation") = 1, nb::arg("padding") = 0, nb::arg("output_padding") = 0)
       .def(
           "max_pool2d",
-          [](const Tensor& x, nb::handle k, nb::handle stride, nb::handle dilation, nb::handle padding) {
-            Ints ks = ints(k, 2);
-            return x.max_pool2d(ks, stride.is_none() ? Ints{} : ints(stride, ks.size()), ints(dilation), ints(padding));
+          [](const Tensor& x, nb::handle k, nb::handle stride, nb::handle dilation, nb::handle padding, bool ceil_mode,
+             bool return_indices) -> nb::object {
+            Ints ks = ints(k, 2), st = stride.is_none() ? Ints{} : ints(stride, ks.size());
+            if (!return_indices) return nb::cast(x.max_pool2d(ks, st, ints(dilation), ints(padding), ceil_mode));
+            auto [v, i] = x.max_pool2d_with_indices(ks, st, ints(dilation), ints(padding), ceil_mode);
+            return nb::make_tuple(v, i);
           },
           nb::arg("kernel_size") = nb::make_tuple(2, 2), nb::arg("stride").none() = nb::none(), nb::arg("dilation") = 1,
-          nb::arg("padding") = 0)
+          nb::arg("padding") = 0, nb::arg("ceil_mode") = false, nb::arg("return_indices") = false)
       .def(
           "avg_pool2d",
-          [](const Tensor& x, nb::handle k, nb::handle stride, nb::handle dilation, nb::handle padding) {
+          [](const Tensor& x, nb::handle k, nb::handle stride, nb::handle dilation, nb::handle padding, bool ceil_mode,
+             bool count_include_pad) {
             Ints ks = ints(k, 2);
-            return x.avg_pool2d(ks, stride.is_none() ? Ints{} : ints(stride, ks.size()), ints(dilation), ints(padding));
+            return x.avg_pool2d(ks, stride.is_none() ? Ints{} : ints(stride, ks.size()), ints(dilation), ints(padding),
+                                ceil_mode, count_include_pad);
           },
           nb::arg("kernel_size") = nb::make_tuple(2, 2), nb::arg("stride").none() = nb::none(), nb::arg("dilation") = 1,
-          nb::arg("padding") = 0)
+          nb::arg("padding") = 0, nb::arg("ceil_mode") = false, nb::arg("count_include_pad") = true)
+      .def(
+          "max_unpool2d",
+          [](const Tensor& x, const Tensor& indices, nb::handle k, nb::handle stride, nb::handle dilation,
+             nb::handle padding, nb::handle output_size) {
+            Ints ks = ints(k, 2);
+            return x.max_unpool2d(indices, ks, stride.is_none() ? Ints{} : ints(stride, ks.size()), ints(dilation),
+                                  ints(padding), output_size.is_none() ? Ints{} : ints(output_size));
+          },
+          nb::arg("indices"), nb::arg("kernel_size") = nb::make_tuple(2, 2), nb::arg("stride").none() = nb::none(),
+          nb::arg("dilation") = 1, nb::arg("padding") = 0, nb::arg("output_size").none() = nb::none())
       .def("interpolate", &Tensor::interpolate, nb::arg("size"), nb::arg("mode") = "linear",
            nb::arg("align_corners") = false)
       .def("layernorm", &Tensor::layernorm, nb::arg("axis") = -1, nb::arg("eps") = 1e-5)

@@ -295,27 +295,45 @@ Tensor Tensor::conv_transpose2d(const Tensor& weight, const std::optional<Tensor
 
 namespace {
 
-// Shared front of the pools: (padded, pooled) windows over the last kernel.size() dims.
-Tensor pooled_windows(const std::string& op, const Tensor& x, const std::vector<int64_t>& kernel,
-                      const std::vector<int64_t>& stride, const std::vector<int64_t>& dilation,
-                      const std::vector<int64_t>& padding, double pad_value) {
+// What a pool does in each of the last k.size() dims: kernel, stride, dilation, padding, and the extra right
+// padding that ceil_mode adds so the last partial window exists.
+struct PoolGeometry {
+  std::vector<int64_t> k, s, d;
+  PadArg pads, extra;
+};
+
+PoolGeometry pool_geometry(const std::string& op, const Shape& xs, const std::vector<int64_t>& kernel,
+                           const std::vector<int64_t>& stride, const std::vector<int64_t>& dilation,
+                           const std::vector<int64_t>& padding, bool ceil_mode) {
   size_t dims = kernel.size();
-  if (dims == 0 || x.ndim() < int64_t(dims))
+  if (dims == 0 || xs.size() < dims)
     throw Error(op + ": kernel " + fmt_vec(kernel) + " needs an input with at least " + std::to_string(dims) +
-                " dims, got " + fmt_shape(x.shape()));
+                " dims, got " + fmt_shape(xs));
   for (int64_t v : kernel)
     if (v < 1) throw Error(op + ": kernel " + fmt_vec(kernel) + " must be >= 1");
-  auto s = stride.empty() ? kernel : per_dim(op, "stride", stride, dims, 1);
-  auto d = per_dim(op, "dilation", dilation, dims, 1);
-  PadArg pads = resolve_pads(op, padding, dims);
-  Shape xs = x.shape();
+  PoolGeometry g{kernel, stride.empty() ? kernel : per_dim(op, "stride", stride, dims, 1),
+                 per_dim(op, "dilation", dilation, dims, 1), resolve_pads(op, padding, dims), PadArg(dims, {0, 0})};
+  for (int64_t v : g.s)
+    if (v < 1) throw Error(op + ": stride " + fmt_vec(g.s) + " must be >= 1");
   for (size_t j = 0; j < dims; j++) {
-    int64_t i = xs[xs.size() - dims + j] + pads[j].first + pads[j].second;
-    if (pads[j].first < 0 || pads[j].second < 0 || i < d[j] * (kernel[j] - 1) + 1)
-      throw Error(op + ": kernel " + fmt_vec(kernel) + " with dilation " + fmt_vec(d) + " and padding " +
+    int64_t in = xs[xs.size() - dims + j], lo = g.pads[j].first, span = in + lo + g.pads[j].second;
+    int64_t reach = g.d[j] * (kernel[j] - 1) + 1;
+    if (lo < 0 || g.pads[j].second < 0 || span < reach)
+      throw Error(op + ": kernel " + fmt_vec(kernel) + " with dilation " + fmt_vec(g.d) + " and padding " +
                   fmt_vec(padding) + " does not fit input " + fmt_shape(xs));
+    if (!ceil_mode) continue;
+    int64_t out = ceildiv(span - reach, g.s[j]) + 1;
+    if ((out - 1) * g.s[j] >= in + lo) out--;  // a window starting in the right padding is dropped
+    g.extra[j].second = std::max<int64_t>(0, (out - 1) * g.s[j] + reach - span);
   }
-  return pool(pad_const(x, pads, pad_value), Shape(kernel.begin(), kernel.end()), s, d);
+  return g;
+}
+
+// The padded, pooled windows over the last k.size() dims: (..., o..., k...).
+Tensor windows(const Tensor& x, const PoolGeometry& g, double pad_value) {
+  PadArg all = g.pads;
+  for (size_t j = 0; j < all.size(); j++) all[j].second += g.extra[j].second;
+  return pool(pad_const(x, all, pad_value), Shape(g.k.begin(), g.k.end()), g.s, g.d);
 }
 
 std::vector<int64_t> last_axes(size_t n) {
@@ -324,22 +342,95 @@ std::vector<int64_t> last_axes(size_t n) {
   return a;
 }
 
+double lowest_of(DType dt) {
+  return dt.is_bool() ? 0 : dt.is_float() ? -std::numeric_limits<double>::infinity() : dt.min();
+}
+
 }  // namespace
 
 // Pads with -inf (the dtype's minimum for ints), so padding never wins the max.
 Tensor Tensor::max_pool2d(std::vector<int64_t> kernel_size, std::vector<int64_t> stride,
-                          std::vector<int64_t> dilation, std::vector<int64_t> padding) const {
-  double lowest = dtype().is_float() ? -std::numeric_limits<double>::infinity() : dtype().min();
-  if (dtype().is_bool()) lowest = 0;
-  return pooled_windows("max_pool2d", *this, kernel_size, stride, dilation, padding, lowest)
-      .max(last_axes(kernel_size.size()));
+                          std::vector<int64_t> dilation, std::vector<int64_t> padding, bool ceil_mode) const {
+  PoolGeometry g = pool_geometry("max_pool2d", shape(), kernel_size, stride, dilation, padding, ceil_mode);
+  return windows(*this, g, lowest_of(dtype())).max(last_axes(kernel_size.size()));
 }
 
-// tinygrad's default count_include_pad=True: padded zeros count in the average (torch's default too).
+// The index comes from pooling an arange of the spatial positions the same way as the values: in each window
+// the first tap equal to the max (the largest K - position among them) picks its position.
+std::pair<Tensor, Tensor> Tensor::max_pool2d_with_indices(std::vector<int64_t> kernel_size, std::vector<int64_t> stride,
+                                                          std::vector<int64_t> dilation, std::vector<int64_t> padding,
+                                                          bool ceil_mode) const {
+  PoolGeometry g = pool_geometry("max_pool2d", shape(), kernel_size, stride, dilation, padding, ceil_mode);
+  size_t nd = kernel_size.size();
+  Shape xs = shape(), spatial(xs.end() - int64_t(nd), xs.end());
+  int64_t taps = tg::prod(Shape(g.k.begin(), g.k.end()));
+  Tensor xw = windows(*this, g, lowest_of(dtype()));
+  Shape ws = xw.shape(), flat(ws.begin(), ws.end() - int64_t(nd));
+  flat.push_back(taps);
+  Tensor vals = xw.reshape(flat), best = vals.max(-1, true);
+  Tensor pos = Tensor::arange(taps, {.device = device()});
+  Tensor first = vals.eq(best).where(taps - pos, 0).max(-1, true);
+  Tensor where_in = Tensor::arange(tg::prod(spatial), {.device = device()}).reshape(spatial);
+  Shape iflat(flat.end() - int64_t(nd) - 1, flat.end());  // (o..., K)
+  Tensor iw = windows(where_in, g, -1).reshape(iflat);
+  Tensor index = pos.eq(taps - first).where(iw, 0).sum(-1);
+  return {best.squeeze(-1), index.cast(dtypes::int32)};
+}
+
+// tinygrad's and torch's default count_include_pad=true: padded zeros count in the average, but ceil_mode's
+// extra padding never does (the count is then a pooled ones tensor, as with count_include_pad=false).
 Tensor Tensor::avg_pool2d(std::vector<int64_t> kernel_size, std::vector<int64_t> stride,
-                          std::vector<int64_t> dilation, std::vector<int64_t> padding) const {
-  return pooled_windows("avg_pool2d", *this, kernel_size, stride, dilation, padding, 0)
-      .mean(last_axes(kernel_size.size()));
+                          std::vector<int64_t> dilation, std::vector<int64_t> padding, bool ceil_mode,
+                          bool count_include_pad) const {
+  PoolGeometry g = pool_geometry("avg_pool2d", shape(), kernel_size, stride, dilation, padding, ceil_mode);
+  std::vector<int64_t> axes = last_axes(kernel_size.size());
+  bool no_extra = std::all_of(g.extra.begin(), g.extra.end(), [](auto& p) { return p.second == 0; });
+  if (count_include_pad && no_extra) return windows(*this, g, 0).mean(axes);
+  Shape xs = shape(), spatial(xs.end() - int64_t(kernel_size.size()), xs.end());
+  Tensor x = cast(dtypes::promote(dtype(), dtypes::float32));
+  Tensor ones = Tensor::ones(spatial, {.dtype = x.dtype(), .device = device()});
+  // The count: ones over the input, 1 (counted) or 0 in the padding, 0 in ceil_mode's extra.
+  Tensor counted = pad_const(ones, g.pads, count_include_pad ? 1 : 0);
+  PoolGeometry only_extra = g;
+  only_extra.pads = g.extra;
+  for (auto& p : only_extra.extra) p = {0, 0};
+  Tensor count = windows(counted, only_extra, 0).sum(axes);
+  return windows(x, g, 0).sum(axes) / count;
+}
+
+Tensor Tensor::max_unpool2d(const Tensor& indices, std::vector<int64_t> kernel_size, std::vector<int64_t> stride,
+                            std::vector<int64_t> dilation, std::vector<int64_t> padding,
+                            const Shape& output_size) const {
+  const std::string op = "max_unpool2d";
+  size_t nd = kernel_size.size();
+  Shape xs = shape();
+  if (nd == 0 || xs.size() < nd)
+    throw Error(op + ": kernel " + fmt_vec(kernel_size) + " needs an input with at least " + std::to_string(nd) +
+                " dims, got " + fmt_shape(xs));
+  if (indices.shape() != xs)
+    throw Error(op + ": indices " + fmt_shape(indices.shape()) + " must have the input's shape " + fmt_shape(xs));
+  if (!indices.dtype().is_int()) throw Error(op + ": indices must be an int tensor, got " + indices.dtype().name());
+  std::vector<int64_t> s = stride.empty() ? kernel_size : per_dim(op, "stride", stride, nd, 1);
+  std::vector<int64_t> d = per_dim(op, "dilation", dilation, nd, 1);
+  PadArg pads = resolve_pads(op, padding, nd);
+  Shape lead(xs.begin(), xs.end() - int64_t(nd)), out_spatial;
+  if (output_size.size() == nd || output_size.size() == xs.size()) {
+    out_spatial.assign(output_size.end() - int64_t(nd), output_size.end());
+  } else if (!output_size.empty()) {
+    throw Error(op + ": output_size " + fmt_shape(output_size) + " must give " + std::to_string(nd) + " or " +
+                std::to_string(xs.size()) + " sizes");
+  } else {
+    for (size_t j = 0; j < nd; j++)
+      out_spatial.push_back((xs[lead.size() + j] - 1) * s[j] - pads[j].first - pads[j].second +
+                            d[j] * (kernel_size[j] - 1) + 1);
+  }
+  int64_t in = tg::prod(Shape(xs.end() - int64_t(nd), xs.end())), out = tg::prod(out_spatial);
+  Shape flat_in = lead, flat_out = lead, full = lead;
+  flat_in.push_back(in);
+  flat_out.push_back(out);
+  full.insert(full.end(), out_spatial.begin(), out_spatial.end());
+  Tensor zeros = Tensor::zeros(flat_out, {.dtype = dtype(), .device = device()});
+  return zeros.scatter(-1, indices.reshape(flat_in), reshape(flat_in)).reshape(full);
 }
 
 // Resizes the last size.size() dims. The source positions depend only on the output index, so they are computed

@@ -4,7 +4,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 from op_helpers import helper_test_op
-from tinygrad_cpp import Tensor
+from tinygrad_cpp import Tensor, dtypes
 
 
 @pytest.mark.parametrize("shps", [[(4, 5), (5, 3)], [(5,), (5, 3)], [(4, 5), (5,)], [(7,), (7,)], [(2, 3, 4, 5), (5, 6)],
@@ -65,6 +65,42 @@ def test_pools(kw):
   helper_test_op([(2, 3, 8, 9)], lambda x: F.max_pool2d(x, **tk), lambda x: x.max_pool2d(**kw))
   if "dilation" not in kw:  # torch's avg_pool2d has no dilation
     helper_test_op([(2, 3, 8, 9)], lambda x: F.avg_pool2d(x, **tk), lambda x: x.avg_pool2d(**kw), atol=1e-5)
+
+
+@pytest.mark.parametrize("kw", [{"kernel_size": 3, "stride": 3, "padding": 1}, {"kernel_size": (3, 2), "stride": 3, "padding": 1},
+                                {"kernel_size": 4, "stride": 3, "padding": 1}, {"kernel_size": 3, "stride": 2},
+                                {"kernel_size": 2, "stride": 2, "padding": 1}], ids=str)
+def test_pools_ceil_mode_and_padding_counts(kw):
+  for shape in [(1, 1, 6, 6), (1, 2, 5, 5), (2, 1, 7, 4)]:
+    helper_test_op([shape], lambda x: F.max_pool2d(x, ceil_mode=True, **kw), lambda x: x.max_pool2d(ceil_mode=True, **kw))
+    for ceil in (False, True):
+      for include in (False, True):
+        helper_test_op([shape], lambda x: F.avg_pool2d(x, ceil_mode=ceil, count_include_pad=include, **kw),
+                       lambda x: x.avg_pool2d(ceil_mode=ceil, count_include_pad=include, **kw), atol=1e-5)
+
+
+@pytest.mark.parametrize("kw", [{"kernel_size": 2}, {"kernel_size": (3, 2), "dilation": (2, 3)}, {"kernel_size": 3, "padding": 1},
+                                {"kernel_size": 3, "stride": 3, "padding": 1, "ceil_mode": True}], ids=str)
+def test_max_pool_indices_and_unpool(kw):
+  x = torch.randn(2, 3, 10, 10)
+  tv, ti = F.max_pool2d(x, return_indices=True, **kw)
+  v, i = Tensor(x.numpy()).max_pool2d(return_indices=True, **kw)
+  assert i.dtype == dtypes.int32
+  np.testing.assert_allclose(v.numpy(), tv.numpy())
+  np.testing.assert_equal(i.numpy(), ti.numpy())
+  ukw = {k: kw[k] for k in ("kernel_size", "padding") if k in kw}
+  if "dilation" not in kw and "ceil_mode" not in kw:  # torch's max_unpool2d has neither
+    helper_test_op([(2, 3, 10, 10)], lambda t: F.max_unpool2d(*F.max_pool2d(t, return_indices=True, **kw), **ukw, output_size=(10, 10)),
+                   lambda t: Tensor.max_unpool2d(*t.max_pool2d(return_indices=True, **kw), **ukw, output_size=(10, 10)))
+  ties = Tensor.ones(1, 1, 4, 4).max_pool2d(return_indices=True)[1]  # the first max of each window
+  assert ties.tolist() == [[[[0, 2], [8, 10]]]]
+
+
+def test_pool_3d():
+  helper_test_op([(1, 2, 9, 9, 9)], lambda x: F.avg_pool3d(x, kernel_size=(4, 4, 4), stride=3, padding=1, count_include_pad=False),
+                 lambda x: x.avg_pool2d(kernel_size=(4, 4, 4), stride=3, padding=1, count_include_pad=False), atol=1e-5)
+  helper_test_op([(1, 2, 6, 6, 6)], lambda x: F.max_pool3d(x, kernel_size=3, stride=2, ceil_mode=True),
+                 lambda x: x.max_pool2d(kernel_size=(3, 3, 3), stride=2, ceil_mode=True))
 
 
 def test_norms():

@@ -114,3 +114,34 @@ TEST(MaskedSelect, PicksInOrderWithBroadcasting) {
   EXPECT_EQ(t.masked_select(t > 10).shape(), (tg::Shape{0}));
   EXPECT_THROW(t.masked_select(t), tg::Error);
 }
+
+// ceil_mode keeps the last partial window (unless it would start in the right padding); count_include_pad=false
+// averages over the real elements only; indices point at the first max; unpool puts each max back.
+TEST(Pools, CeilModeCountsAndIndicesMatchLoops) {
+  std::vector<float> v(25);
+  for (size_t i = 0; i < v.size(); i++) v[i] = float((i * 7) % 11);
+  Tensor x = Tensor(v).reshape({1, 1, 5, 5});
+  // k=2, s=2, p=0 on 5: floor gives 2 windows, ceil 3 (the last one a single column/row).
+  EXPECT_EQ(x.max_pool2d({2, 2}, {2, 2}, {1}, {0}, true).shape(), (tg::Shape{1, 1, 3, 3}));
+  // k=3, s=3, p=1 on 5: ceil would give 3 windows but the third would start in the right padding: 2.
+  EXPECT_EQ(x.avg_pool2d({3, 3}, {3, 3}, {1}, {1}, true).shape(), (tg::Shape{1, 1, 2, 2}));
+  std::vector<float> avg = x.avg_pool2d({2, 2}, {2, 2}, {1}, {1}, true, false).tolist<float>();  // (1,1,3,3)
+  for (int oi = 0; oi < 3; oi++)
+    for (int oj = 0; oj < 3; oj++) {
+      double sum = 0;
+      int n = 0;
+      for (int a = oi * 2 - 1; a < oi * 2 + 1; a++)
+        for (int b = oj * 2 - 1; b < oj * 2 + 1; b++)
+          if (a >= 0 && a < 5 && b >= 0 && b < 5) sum += v[size_t(a * 5 + b)], n++;
+      EXPECT_NEAR(avg[size_t(oi * 3 + oj)], sum / n, 1e-5) << oi << "," << oj;
+    }
+  auto [vals, idx] = x.max_pool2d_with_indices({2, 2});
+  std::vector<float> mv = vals.tolist<float>();
+  std::vector<int32_t> mi = idx.tolist<int32_t>();
+  for (size_t k = 0; k < mi.size(); k++) EXPECT_EQ(v[size_t(mi[k])], mv[k]);
+  Tensor back = vals.max_unpool2d(idx, {2, 2}, {}, {1}, {0}, {5, 5});
+  std::vector<float> b = back.tolist<float>();
+  for (size_t k = 0; k < b.size(); k++)
+    EXPECT_EQ(b[k], std::find(mi.begin(), mi.end(), int32_t(k)) != mi.end() ? v[k] : 0.0f) << k;
+  EXPECT_THROW(x.max_unpool2d(idx, {2, 2}), tg::Error);  // indices of another shape
+}
