@@ -195,7 +195,10 @@ std::optional<View> merge_unmasked(const View& inner, const View& outer) {
       std::vector<size_t> deps;
       for (size_t d = 0; d < no; d++)
         if (k[d][j] != 0) deps.push_back(d);
-      if (deps.empty()) return View::create(outer.shape, Shape(no, 0), 0, Mask(no, {0, 0}));  // never valid
+      if (deps.empty()) {  // never valid; a 0-d view cannot say so (see View::merge)
+        if (no == 0) return std::nullopt;
+        return View::create(outer.shape, Shape(no, 0), 0, Mask(no, {0, 0}));
+      }
       if (deps.size() > 1) return std::nullopt;
       size_t d = deps[0];
       int64_t step = k[d][j], o = origin[j];
@@ -225,7 +228,11 @@ std::optional<View> View::merge(const View& inner, const View& outer) {
   }
   if (inner.mask) {
     for (auto [b, e] : *inner.mask)
-      if (b >= e) return View::create(outer.shape, Shape(outer.shape.size(), 0), 0, Mask(outer.shape.size(), {0, 0}));
+      if (b >= e) {
+        // A 0-d view has no dim to carry "nothing is valid" (its mask is empty, i.e. all valid): keep both views.
+        if (outer.shape.empty()) return std::nullopt;
+        return View::create(outer.shape, Shape(outer.shape.size(), 0), 0, Mask(outer.shape.size(), {0, 0}));
+      }
   }
   if (outer.contiguous && outer.shape == inner.shape) return inner;
   if (outer.contiguous && prod(outer.shape) == prod(inner.shape)) return inner.reshape(outer.shape);

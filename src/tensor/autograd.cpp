@@ -128,6 +128,10 @@ std::vector<Tensor> Tensor::gradient(const std::vector<Tensor>& targets, const s
   std::vector<std::optional<Tensor>> grads = compute_gradient(*this, g0, uops);
   std::vector<Tensor> out;
   for (size_t i = 0; i < targets.size(); i++) {
+    if (!grads[i] && targets[i].numel() == 0) {  // an empty target (cat drops it from the graph): an empty gradient
+      out.push_back(Tensor::zeros(targets[i].shape(), {.dtype = targets[i].dtype(), .device = targets[i].device()}));
+      continue;
+    }
     if (!grads[i])
       throw Error("gradient: target " + std::to_string(i) + " (shape " + fmt_shape(targets[i].shape()) +
                   ") is not part of the graph of this tensor, or only behind a detach");

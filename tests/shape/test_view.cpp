@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "shape/indexing.h"
+#include "tg/tg.h"
 #include "shape/shapetracker.h"
 #include "uop/symbolic.h"
 
@@ -142,6 +143,17 @@ TEST(View, Merge) {
   EXPECT_EQ(m->offset, 1);
   // not representable: flattening a permuted view
   EXPECT_FALSE(View::merge(inner, View::create({24})).has_value());
+  // an all-invalid view seen as 0-d: a 0-d view cannot say "invalid", so the two views stay apart
+  View invalid = View::create({1}, std::nullopt, 0, tg::Mask{{0, 0}});
+  EXPECT_FALSE(View::merge(invalid, View::create({})).has_value());
+}
+
+// x.pad(((1, 0),))[0] reads the padding: the 0-d result is the pad value, not x[0] (found by tinygrad's
+// test_pad_slice).
+TEST(View, ZeroDimViewOfPaddingReadsThePadValue) {
+  tg::Tensor x(std::vector<float>{0.5f, 0.25f});
+  EXPECT_EQ(x.pad({{1, 0}}).shrink({{0, 1}}).reshape({}).item<float>(), 0.0f);
+  EXPECT_EQ(x.pad({{1, 0}}, "constant", 3.0).shrink({{0, 1}}).reshape({}).item<float>(), 3.0f);
 }
 
 TEST(View, ShapeTrackerStacksAndMerges) {

@@ -463,3 +463,14 @@ TEST(AutogradAssign, SwapThroughAssign) {
   EXPECT_EQ(a.tolist<float>(), (std::vector<float>{3, 4}));
   EXPECT_EQ(b.tolist<float>(), (std::vector<float>{1, 2}));
 }
+
+TEST(Autograd, EmptyTargetsGetEmptyGradients) {
+  Tensor a = Tensor::ones({2, 3}), e = Tensor::ones({2, 0});
+  a.requires_grad_(true);
+  e.requires_grad_(true);
+  std::vector<Tensor> g = Tensor::cat({a, e}, 1).sum().gradient({a, e});
+  EXPECT_EQ(g[0].tolist<float>(), std::vector<float>(6, 1.0f));
+  EXPECT_EQ(g[1].shape(), (tg::Shape{2, 0}));
+  Tensor b = Tensor::ones({3});  // a non-empty tensor outside the graph is still an error
+  EXPECT_THROW(a.sum().gradient({b}), tg::Error);
+}
