@@ -3,8 +3,8 @@
 //    pad + reshape + shrink for steps > 1, then a reshape that drops int dims and inserts the None dims;
 //  - integer tensors (advanced indexing) compare the indices with an arange and sum the selected element, so
 //    an index out of range reads 0 instead of failing (it would need the data to check). Negative indices
-//    count from the end. The result dims follow numpy: the broadcast index dims replace the indexed dims
-//    when the advanced indices (tensors and, as numpy counts them, ints) are adjacent, else they go first.
+//    count from the end. The result dims follow torch: the broadcast index dims replace the indexed dims
+//    when the tensor indices are adjacent, else they go first (ints are basic indices, unlike numpy).
 #include <algorithm>
 #include <limits>
 
@@ -272,13 +272,10 @@ Tensor Tensor::operator[](const std::vector<Index>& indices) const {
   bool consecutive = tdims.back() - tdims.front() + 1 == tdims.size();
   Tensor r = tdims.size() > 1 && consecutive ? take_linear(x, tdims, tensors, big) : take(x, tdims, tensors, big);
 
-  // numpy: when the advanced indices (tensors, and ints next to them) are not adjacent, the broadcast dims go
-  // first. (torch and tinygrad count ints as basic indices; numpy does not.)
-  std::vector<size_t> adv;
-  for (size_t i = 0; i < parsed.size(); i++)
-    if (parsed[i].kind == Parsed::kTensor || parsed[i].kind == Parsed::kInt) adv.push_back(i);
-  bool adjacent = adv.back() - adv.front() + 1 == adv.size();
-  if (adjacent || tdims[0] == 0) return r;
+  // When the tensor indices are not adjacent, the broadcast dims go first. As in torch and tinygrad, ints are
+  // basic indices applied first (numpy counts them as advanced): x[1, :, idx] keeps idx's dims in place and
+  // x[:, idx, 2, idx2] too, since without the int dim the two are adjacent; a slice or None between separates.
+  if (consecutive || tdims[0] == 0) return r;
   std::vector<int64_t> order;
   for (size_t i = 0; i < big.size(); i++) order.push_back(int64_t(tdims[0] + i));
   for (size_t i = 0; i < tdims[0]; i++) order.push_back(int64_t(i));

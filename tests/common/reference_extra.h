@@ -53,9 +53,10 @@ inline std::vector<int64_t> ref_slice_positions(int64_t n, std::optional<int64_t
   return out;
 }
 
-// numpy's x[idx] (the indices must cover at most x.ndim dims; missing trailing dims are full slices). Ints and
-// arrays are advanced indices; when they are not adjacent the broadcast dims go first. An array value out of
-// range reads 0 (tinygrad's rule; numpy would raise). Negative values count from the end.
+// torch's (and tinygrad's) x[idx], written out (the indices must cover at most x.ndim dims; missing trailing dims
+// are full slices). Arrays are advanced indices; ints are basic ones applied first (numpy would count them as
+// advanced), so arrays with only ints between them are adjacent; otherwise the broadcast dims go first. An
+// array value out of range reads 0 (tinygrad's rule; numpy would raise). Negative values count from the end.
 inline Ref ref_getitem(const Ref& x, std::vector<RefIndex> idx) {
   int64_t real = 0;
   for (auto& e : idx) real += e.kind != RefIndex::kNone;
@@ -64,7 +65,7 @@ inline Ref ref_getitem(const Ref& x, std::vector<RefIndex> idx) {
   std::vector<int64_t> big;
   std::vector<size_t> adv;
   for (size_t e = 0; e < idx.size(); e++) {
-    if (idx[e].kind == RefIndex::kInt || idx[e].kind == RefIndex::kArray) adv.push_back(e);
+    if (idx[e].kind == RefIndex::kArray) adv.push_back(e);
     if (idx[e].kind != RefIndex::kArray) continue;
     const auto& s = idx[e].array.shape;
     if (s.size() > big.size()) big.insert(big.begin(), s.size() - big.size(), 1);
@@ -73,10 +74,9 @@ inline Ref ref_getitem(const Ref& x, std::vector<RefIndex> idx) {
       if (b == 1) b = s[i];
     }
   }
-  bool any_array = false;
-  for (auto& e : idx) any_array |= e.kind == RefIndex::kArray;
-  if (!any_array) adv.clear();
-  bool adjacent = adv.empty() || adv.back() - adv.front() + 1 == adv.size();
+  bool adjacent = true;
+  for (size_t e = adv.empty() ? 1 : adv.front(); !adv.empty() && e <= adv.back(); e++)
+    adjacent &= idx[e].kind == RefIndex::kArray || idx[e].kind == RefIndex::kInt;
   // Output layout: one slot per slice/None entry, plus the big block (at the first advanced entry, or first).
   std::vector<std::vector<int64_t>> positions(idx.size());
   std::vector<int64_t> out_shape;
