@@ -6,6 +6,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <algorithm>
+#include <string_view>
 
 #include "bindings.h"
 
@@ -130,7 +131,11 @@ tg::Index index_of(nb::handle h) {
   if (PySlice_Check(h.ptr())) {
     auto get = [&](const char* a) -> std::optional<int64_t> {
       nb::object v = h.attr(a);
-      return v.is_none() ? std::nullopt : std::optional(nb::cast<int64_t>(v));
+      if (v.is_none()) return std::nullopt;
+      if (PyBool_Check(v.ptr()) || !PyIndex_Check(v.ptr()))
+        throw nb::type_error(("slice indices must be integers or None, got " + std::string(nb::str(v.type()).c_str()))
+                                 .c_str());
+      return nb::cast<int64_t>(nb::int_(v));
     };
     std::optional<int64_t> step = get("step");
     if (step && *step == 0) throw nb::value_error("slice step cannot be zero");
@@ -138,8 +143,16 @@ tg::Index index_of(nb::handle h) {
   }
   if (PyBool_Check(h.ptr())) throw nb::index_error("indexing with a bool is not supported");
   if (PyLong_Check(h.ptr()) || PyIndex_Check(h.ptr())) return nb::cast<int64_t>(nb::int_(h));
-  if (nb::isinstance<Tensor>(h)) return nb::cast<Tensor>(h);
-  if (PyList_Check(h.ptr()) || PyObject_CheckBuffer(h.ptr())) return tensor_from(h, {.dtype = tg::dtypes::int32});
+  // A tensor, a list, a tuple inside the index tuple (torch reads it as a list) or an array: an index tensor,
+  // which must hold ints (bool masks and floats are IndexError, as in tinygrad).
+  bool listlike = PyList_Check(h.ptr()) || PyTuple_Check(h.ptr()) || PyObject_CheckBuffer(h.ptr());
+  if (nb::isinstance<Tensor>(h) || listlike) {
+    Tensor i = listlike ? tensor_from(h, {}) : nb::cast<Tensor>(h);
+    if (i.numel() == 0 && listlike) i = i.cast(tg::dtypes::int32);  // [] holds no values to type it
+    if (!i.dtype().is_int())
+      throw nb::index_error(("tensors used as indices must be int tensors, got " + i.dtype().name()).c_str());
+    return i;
+  }
   throw nb::index_error(("cannot index a tensor with " + std::string(nb::str(h.type()).c_str())).c_str());
 }
 
@@ -149,6 +162,15 @@ Tensor getitem(const Tensor& t, nb::handle idx) {
     for (nb::handle h : nb::borrow<nb::tuple>(idx)) ix.push_back(index_of(h));
   else
     ix.push_back(index_of(idx));
+  // More indices than dims is IndexError before any bound is checked (torch's and tinygrad's order).
+  size_t real = 0, ellipses = 0;
+  for (const tg::Index& i : ix) {
+    ellipses += std::holds_alternative<tg::EllipsisIndex>(i.v);
+    real += !std::holds_alternative<tg::NoneIndex>(i.v) && !std::holds_alternative<tg::EllipsisIndex>(i.v);
+  }
+  if (ellipses > 1) throw nb::index_error("an index can only have a single ellipsis (...)");
+  if (real > size_t(t.ndim()))
+    throw nb::index_error(("too many indices for tensor of dimension " + std::to_string(t.ndim())).c_str());
   // An int past the end is IndexError (not RuntimeError), so Python's iteration protocol stops on it.
   size_t dim = 0;
   for (const tg::Index& i : ix) {
@@ -164,7 +186,12 @@ Tensor getitem(const Tensor& t, nb::handle idx) {
     }
     dim++;
   }
-  return t[ix];
+  try {
+    return t[ix];
+  } catch (const tg::Error& e) {  // index tensors that do not broadcast: IndexError, as torch and tinygrad
+    if (std::string_view(e.what()).find("cannot be broadcast") != std::string_view::npos) throw nb::index_error(e.what());
+    throw;
+  }
 }
 
 }  // namespace

@@ -191,3 +191,20 @@ def test_cat_stack_split_chunk(dim):
   helper_test_op([(6, 6)], lambda x: x.split([1, 5], dim)[1], lambda x: x.split([1, 5], dim)[1])
   helper_test_op([(6, 6)], lambda x: x.chunk(3, dim)[2], lambda x: x.chunk(3, dim)[2])
   helper_test_op([(0, 4), (3, 4)], lambda a, b: torch.cat((a, b), 0), lambda a, b: a.cat(b, dim=0), forward_only=True)
+
+
+def test_indexing_follows_torch_placement_and_errors():
+  # ints are basic indices applied first (torch, tinygrad), tuples inside the index are index lists
+  i = torch.tensor([[0, 1, -1], [2, 0, 1]])
+  for fn in (lambda x, i: x[1, :, i], lambda x, i: x[:, i, 1, i], lambda x, i: x[i, 2, :, i], lambda x, i: x[(0, 1, 2), i],
+             lambda x, i: x[1, (2, 1, 0), None, i]):
+    helper_test_op([(3, 4, 5, 6)], lambda x: fn(x, i), lambda x: fn(x, Tensor(i.numpy().astype(np.int32))))
+  a = Tensor.ones(4, 3)
+  with pytest.raises(IndexError, match="too many"): a[1, 77, 77]
+  with pytest.raises(IndexError, match="out of bounds"): a[1, 3]
+  with pytest.raises(IndexError, match="single ellipsis"): a[..., ...]
+  with pytest.raises(IndexError): a[Tensor(1.5)]
+  with pytest.raises(IndexError): a[[True, False]]
+  with pytest.raises(IndexError): a[Tensor([[0, 1]]), Tensor([0, 1, 2])]
+  with pytest.raises(TypeError): a[:Tensor([3]), 1]
+  with pytest.raises(IndexError): Tensor(2)[:]
