@@ -208,7 +208,18 @@ void bind_tensor_shape(nb::class_<Tensor>& c) {
           [](const Tensor& t, nb::handle padding, const std::string& mode, nb::handle value) {
             std::optional<tg::ConstValue> v = py_number(value);
             if (!v) throw nb::type_error("pad: value must be a number");
-            return t.pad(pad_pairs(t, padding), mode, *v);
+            tg::PadArg pairs = pad_pairs(t, padding);
+            // tinygrad raises NotImplementedError for an unknown mode and for circular padding that cuts
+            bool cuts = std::any_of(pairs.begin(), pairs.end(), [](auto& p) { return p.first < 0 || p.second < 0; });
+            if ((mode != "constant" && mode != "reflect" && mode != "replicate" && mode != "circular") ||
+                (mode == "circular" && cuts)) {
+              std::string what = mode == "circular" ? "pad: circular padding cannot be negative"
+                                                    : "pad: mode '" + mode +
+                                                          "' is not supported (constant, reflect, replicate or circular)";
+              PyErr_SetString(PyExc_NotImplementedError, what.c_str());
+              throw nb::python_error();
+            }
+            return t.pad(pairs, mode, *v);
           },
           nb::arg("padding"), nb::arg("mode") = "constant", nb::arg("value") = 0.0)
       .def(

@@ -6,6 +6,7 @@ x.cat(y, z, dim=1), in-place operators, iteration, numpy / DLPack interop and th
 """
 from __future__ import annotations
 import functools
+import math
 from tinygrad_cpp import _C
 from tinygrad_cpp.dtype import dtypes
 
@@ -81,8 +82,10 @@ def randn_like(self, **kwargs): return Tensor.randn(*self.shape, **_like(self, k
 @_method
 def reshape(self, shape, *args):
   # None keeps that dim, as in tinygrad.
-  new = argfix(shape, *args)
-  return self._reshape([self.shape[i] if s is None else s for i, s in enumerate(new)])
+  new = [self.shape[i] if s is None else s for i, s in enumerate(argfix(shape, *args))]
+  if -1 not in new and math.prod(new) != self.numel():  # tinygrad: a size mismatch is ValueError
+    raise _C.ShapeValueError(f"size mismatch, can't reshape {self.shape} ({self.numel()} elements) to {tuple(new)}")
+  return self._reshape(new)
 @_method
 def view(self, shape, *args): return self.reshape(shape, *args)
 @_method
@@ -92,11 +95,14 @@ def expand(self, shape, *args): return self._expand(argfix(shape, *args))
 @_method
 def flip(self, axis, *args): return self._flip(argfix(axis, *args))
 @_method
-def repeat(self, repeats, *args): return self._repeat(argfix(repeats, *args))
+def repeat(self, repeats, *args):
+  repeats = argfix(repeats, *args)
+  if len(repeats) < self.ndim: raise _C.ShapeValueError(f"repeat: {len(repeats)} repeats for the {self.ndim} dims of {self.shape}")
+  return self._repeat(repeats)
 @_method
-def cat(self, *args, dim: int = 0): return Tensor._cat([self, *args], dim)
+def cat(self, *args, dim: int = 0): return Tensor._cat(list(argfix(self, *args)), dim)
 @_method
-def stack(self, *args, dim: int = 0): return Tensor._stack([self, *args], dim)
+def stack(self, *args, dim: int = 0): return Tensor._stack(list(argfix(self, *args)), dim)
 @_static
 def einsum(formula: str, *operands, **kwargs):
   ops = list(operands[0]) if len(operands) == 1 and isinstance(operands[0], (list, tuple)) else list(operands)

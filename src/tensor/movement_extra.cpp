@@ -27,8 +27,8 @@ PadArg pad_only(size_t ndim, size_t dim, int64_t before, int64_t after) {
 int64_t resolve_new_axis(const char* op, int64_t dim, const Shape& s) {
   int64_t n = int64_t(s.size()) + 1;
   if (dim < -n || dim >= n)
-    throw Error(std::string(op) + ": dim " + std::to_string(dim) + " is out of range for a new axis of shape " +
-                fmt_shape(s) + " (expected " + std::to_string(-n) + " <= dim <= " + std::to_string(n - 1) + ")");
+    throw Error(std::string(op) + ": dim " + std::to_string(dim) + " is out of range for shape " + fmt_shape(s) +
+                " with a new axis (expected " + std::to_string(-n) + " <= dim <= " + std::to_string(n - 1) + ")");
   return dim < 0 ? dim + n : dim;
 }
 

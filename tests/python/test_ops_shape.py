@@ -208,3 +208,16 @@ def test_indexing_follows_torch_placement_and_errors():
   with pytest.raises(IndexError): a[Tensor([[0, 1]]), Tensor([0, 1, 2])]
   with pytest.raises(TypeError): a[:Tensor([3]), 1]
   with pytest.raises(IndexError): Tensor(2)[:]
+
+
+def test_movement_error_types_match_tinygrad():
+  x = Tensor.ones(4, 3, 6, 6)
+  with pytest.raises(ValueError): x.reshape([])
+  with pytest.raises(RuntimeError): Tensor.ones(3, 4).reshape(-1, -1, 2)
+  with pytest.raises(ValueError): Tensor.ones(4, 6, 3).repeat((2, 4))
+  with pytest.raises(NotImplementedError): Tensor.ones(3, 3, 3).pad((3, 0), mode="typo")
+  with pytest.raises(NotImplementedError): Tensor.ones(1, 1, 5, 5).pad((3, -5, 1, -5), mode="circular")
+  with pytest.raises(IndexError): Tensor.stack(Tensor.ones(4, 5), dim=77)
+  with pytest.raises(ValueError): Tensor.stack((Tensor([1, 2]), Tensor([3, 4])), Tensor([5, 6]))
+  assert Tensor.stack((Tensor([1, 2]), Tensor([3, 4])), dim=1).tolist() == [[1, 3], [2, 4]]
+  assert Tensor.cat((Tensor([1]), Tensor([2]))).tolist() == [1, 2]
