@@ -100,7 +100,10 @@ def repeat(self, repeats, *args):
   if len(repeats) < self.ndim: raise _C.ShapeValueError(f"repeat: {len(repeats)} repeats for the {self.ndim} dims of {self.shape}")
   return self._repeat(repeats)
 @_method
-def cat(self, *args, dim: int = 0): return Tensor._cat(list(argfix(self, *args)), dim)
+def cat(self, *args, dim: int = 0):
+  ts = list(argfix(self, *args))
+  if any(t.ndim == 0 for t in ts): raise IndexError("cat: zero-dimensional tensors cannot be concatenated (use stack)")
+  return Tensor._cat(ts, dim)
 @_method
 def stack(self, *args, dim: int = 0): return Tensor._stack(list(argfix(self, *args)), dim)
 @_static

@@ -101,6 +101,9 @@ Tensor Tensor::maximum(const Tensor& y) const {
 }
 Tensor Tensor::minimum(const Tensor& y) const {
   auto [a, b] = broadcasted("minimum", *this, y);
+  // Floats: -max(-a, -b), so a tie splits the gradient in half as maximum's does (tinygrad's form). Ints keep a
+  // select: negating INT_MIN or an unsigned value would wrap.
+  if (a.dtype().is_float()) return alu(Ops::MAX, a.neg(), b.neg()).neg();
   return (a < b).where(a, b);
 }
 Tensor Tensor::maximum(ConstValue y) const { return maximum(broadcast_scalar(*this, y)); }

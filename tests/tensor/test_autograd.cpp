@@ -43,6 +43,12 @@ TEST(AutogradPrimitive, MaxSplitsTiesEqually) {
   raw(tg::Ops::MAX, {a, b}).sum().backward();
   EXPECT_EQ(a.grad().tolist<float>(), (std::vector<float>{0.5f, 0, 1}));
   EXPECT_EQ(b.grad().tolist<float>(), (std::vector<float>{0.5f, 1, 0}));
+  // minimum too (also against a constant: the tie's other half goes nowhere).
+  Tensor c(std::vector<float>{1, 0, 3, -4}, {4}, {.requires_grad = true});
+  c.minimum(3).sum().backward();
+  EXPECT_EQ(c.grad().tolist<float>(), (std::vector<float>{1, 1, 0.5f, 1}));
+  EXPECT_EQ((Tensor(std::vector<int32_t>{INT32_MIN, 5}).minimum(Tensor(std::vector<int32_t>{0, INT32_MIN})).tolist<int32_t>()),
+            (std::vector<int32_t>{INT32_MIN, INT32_MIN}));
 }
 
 TEST(AutogradPrimitive, Transcendental) {
