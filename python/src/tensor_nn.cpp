@@ -62,6 +62,11 @@ void bind_tensor_nn(nb::class_<Tensor>& c) {
           [](const Tensor& x, nb::handle k, nb::handle stride, nb::handle dilation, nb::handle padding, bool ceil_mode,
              bool count_include_pad) {
             Ints ks = ints(k, 2);
+            size_t np = ints(padding).size();
+            if (np != 1 && np != ks.size() && np != 2 * ks.size())  // tinygrad: ValueError
+              throw nb::value_error(("avg_pool2d: padding needs 1, " + std::to_string(ks.size()) + " or " +
+                                     std::to_string(2 * ks.size()) + " entries, got " + std::to_string(np))
+                                        .c_str());
             return x.avg_pool2d(ks, stride.is_none() ? Ints{} : ints(stride, ks.size()), ints(dilation), ints(padding),
                                 ceil_mode, count_include_pad);
           },

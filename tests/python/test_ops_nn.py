@@ -96,6 +96,10 @@ def test_max_pool_indices_and_unpool(kw):
   assert ties.tolist() == [[[[0, 2], [8, 10]]]]
 
 
+def test_pool_padding_form_errors():
+  with pytest.raises(ValueError): Tensor.ones(1, 1, 4, 4).avg_pool2d(kernel_size=(2, 2), padding=(1, 1, 1))
+
+
 def test_pool_3d():
   helper_test_op([(1, 2, 9, 9, 9)], lambda x: F.avg_pool3d(x, kernel_size=(4, 4, 4), stride=3, padding=1, count_include_pad=False),
                  lambda x: x.avg_pool2d(kernel_size=(4, 4, 4), stride=3, padding=1, count_include_pad=False), atol=1e-5)
