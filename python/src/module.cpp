@@ -18,7 +18,8 @@ NB_MODULE(_C, m) {
       "tinygrad_cpp._C.AxisError", "an axis or dim out of range (IndexError, and RuntimeError as all core errors)",
       nb::make_tuple(nb::handle(PyExc_IndexError), nb::handle(PyExc_RuntimeError)).release().ptr(), nullptr);
   static PyObject* shape_error = PyErr_NewExceptionWithDoc(
-      "tinygrad_cpp._C.ShapeValueError", "a bad shape: a negative dimension, a size mismatch (ValueError, and RuntimeError as all core errors)",
+      "tinygrad_cpp._C.ShapeValueError",
+      "a bad shape: a negative dimension, a size mismatch (ValueError, and RuntimeError as all core errors)",
       nb::make_tuple(nb::handle(PyExc_ValueError), nb::handle(PyExc_RuntimeError)).release().ptr(), nullptr);
   m.attr("AxisError") = nb::handle(axis_error);
   m.attr("ShapeValueError") = nb::handle(shape_error);

@@ -16,7 +16,8 @@ Tensor div_mode(const Tensor& a, const Tensor& b, const std::optional<std::strin
   if (*mode == "trunc") return ints ? a.idiv(b) : a.div(b).trunc();
   // Floor division of ints is exact as (a - a mod b) / b with a Python-semantics mod.
   if (*mode == "floor") return ints ? a.sub(a.mod(b)).idiv(b) : a.div(b).floor();
-  throw std::runtime_error("div: rounding_mode must be None, 'trunc' or 'floor', got '" + *mode + "'");  // RuntimeError, as tinygrad
+  // RuntimeError, as tinygrad
+  throw std::runtime_error("div: rounding_mode must be None, 'trunc' or 'floor', got '" + *mode + "'");
 }
 
 // The tensor a Python number or tensor gives as a binary op's second operand, and the pair in order.

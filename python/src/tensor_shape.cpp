@@ -189,7 +189,8 @@ Tensor getitem(const Tensor& t, nb::handle idx) {
   try {
     return t[ix];
   } catch (const tg::Error& e) {  // index tensors that do not broadcast: IndexError, as torch and tinygrad
-    if (std::string_view(e.what()).find("cannot be broadcast") != std::string_view::npos) throw nb::index_error(e.what());
+    if (std::string_view(e.what()).find("cannot be broadcast") != std::string_view::npos)
+      throw nb::index_error(e.what());
     throw;
   }
 }
@@ -213,9 +214,10 @@ void bind_tensor_shape(nb::class_<Tensor>& c) {
             bool cuts = std::any_of(pairs.begin(), pairs.end(), [](auto& p) { return p.first < 0 || p.second < 0; });
             if ((mode != "constant" && mode != "reflect" && mode != "replicate" && mode != "circular") ||
                 (mode == "circular" && cuts)) {
-              std::string what = mode == "circular" ? "pad: circular padding cannot be negative"
-                                                    : "pad: mode '" + mode +
-                                                          "' is not supported (constant, reflect, replicate or circular)";
+              std::string what =
+                  mode == "circular"
+                      ? "pad: circular padding cannot be negative"
+                      : "pad: mode '" + mode + "' is not supported (constant, reflect, replicate or circular)";
               PyErr_SetString(PyExc_NotImplementedError, what.c_str());
               throw nb::python_error();
             }

@@ -57,7 +57,8 @@ void Optimizer::zero_grad() {
 std::vector<Tensor> Optimizer::schedule_step() {
   if (!Tensor::training)
     throw Error("optimizer step: Tensor::training is false; it must be set to use the optimizer "
-                "(tg::nn::TrainingScope train; or tg::Context ctx({{\"TRAINING\", 1}}); before the step, or env TRAINING=1)");
+                "(tg::nn::TrainingScope train; or tg::Context ctx({{\"TRAINING\", 1}}); before the step, or env "
+                "TRAINING=1)");
   std::vector<size_t> idx;
   std::vector<Tensor> grads;
   for (size_t i = 0; i < params.size(); i++) {

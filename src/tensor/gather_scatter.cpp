@@ -1,6 +1,6 @@
 // Ops that read or write at tensor-given positions, and the masks built from an arange: gather, scatter,
-// scatter_reduce, masked_select, one_hot, masked_fill, tril, triu. As in tinygrad they are comparisons with an arange plus where/sum (no
-// kernel is written by hand), so an index out of range (negative included) matches nothing: gather reads 0
+// scatter_reduce, masked_select, one_hot, masked_fill, tril, triu. As in tinygrad they are comparisons with an
+// arange plus where/sum (no kernel is written by hand), so an index out of range (negative included) matches nothing: gather reads 0
 // there, scatter writes nothing and one_hot gives an all-zero row.
 #include <algorithm>
 #include <cmath>

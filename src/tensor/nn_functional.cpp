@@ -169,7 +169,8 @@ Tensor Tensor::binary_crossentropy_logits(const Tensor& Y, const std::string& re
 
 // With a weight p on the positive term: -(p * y * log(sigmoid(x)) + (1 - y) * log(sigmoid(-x))), both logs
 // through logsigmoid (stable at any x).
-Tensor Tensor::binary_crossentropy_logits(const Tensor& Y, const Tensor& pos_weight, const std::string& reduction) const {
+Tensor Tensor::binary_crossentropy_logits(const Tensor& Y, const Tensor& pos_weight,
+                                          const std::string& reduction) const {
   const char* op = "binary_crossentropy_logits";
   if (shape() != Y.shape())
     throw Error(std::string(op) + ": input " + fmt_shape(shape()) + " and target " + fmt_shape(Y.shape()) +

@@ -26,7 +26,8 @@ int64_t reduced_count(const Shape& s, const std::vector<int64_t>& axes) {
 // The value that leaves `op` unchanged, as a constant of the dtype's kind (so `where` keeps the dtype): 0 for
 // ADD, 1 for MUL, the lowest value of the dtype for MAX.
 ConstValue identity_of(Ops op, DType dt) {
-  double v = op == Ops::ADD ? 0 : op == Ops::MUL ? 1 : dt.is_float() ? -std::numeric_limits<double>::infinity() : dt.min();
+  double lowest = dt.is_float() ? -std::numeric_limits<double>::infinity() : dt.min();
+  double v = op == Ops::ADD ? 0 : op == Ops::MUL ? 1 : lowest;
   if (dt.is_bool()) return ConstValue(op == Ops::MUL);
   return dt.is_float() ? ConstValue(v) : ConstValue(int64_t(v));
 }
