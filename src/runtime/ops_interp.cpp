@@ -5,11 +5,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <iomanip>
 #include <map>
 #include <mutex>
 #include <optional>
-#include <sstream>
 #include <unordered_map>
 
 #include "helpers/env.h"
@@ -161,9 +159,11 @@ class InterpDevice : public Device {
 
 }  // namespace
 
+// Formatted with snprintf, not iostream manipulators: padding through a stream consults the stream's locale
+// facets, and with PyTorch 2.x imported first into the same Python process that crashed (seen on the GPU image).
 std::string uops_listing(const std::vector<UOpPtr>& uops) {
   std::unordered_map<const UOp*, size_t> pos;
-  std::ostringstream os;
+  std::string out;
   for (size_t i = 0; i < uops.size(); i++) {
     const UOp& u = *uops[i];
     pos.emplace(&u, i);
@@ -176,10 +176,15 @@ std::string uops_listing(const std::vector<UOpPtr>& uops) {
       srcs += s.op == Ops::CONST ? s.arg_repr() : it != pos.end() ? std::to_string(it->second) : "?";
     }
     srcs += "]";
-    os << std::setw(4) << i << " " << std::left << std::setw(20) << ("Ops." + std::string(op_name(u.op))) << ": "
-       << std::setw(30) << u.dtype.repr() << " " << std::setw(32) << srcs << " " << u.arg_repr() << std::right << "\n";
+    std::string op = "Ops." + std::string(op_name(u.op)), dt = u.dtype.repr(), arg = u.arg_repr();
+    int n = std::snprintf(nullptr, 0, "%4zu %-20s: %-30s %-32s %s\n", i, op.c_str(), dt.c_str(), srcs.c_str(), arg.c_str());
+    std::string line(size_t(n) + 1, '\0');
+    std::snprintf(line.data(), line.size(), "%4zu %-20s: %-30s %-32s %s\n", i, op.c_str(), dt.c_str(), srcs.c_str(),
+                  arg.c_str());
+    line.pop_back();
+    out += line;
   }
-  return os.str();
+  return out;
 }
 
 std::unique_ptr<Device> make_interp_device() { return std::make_unique<InterpDevice>(); }
