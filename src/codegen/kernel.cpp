@@ -2,6 +2,7 @@
 #include "codegen/kernel.h"
 
 #include <algorithm>
+#include <functional>
 #include <numeric>
 #include <unordered_map>
 
@@ -217,8 +218,9 @@ void Kernel::apply_opt(const Opt& opt) {
   }
   if (opt.op == OptOps::UNROLL || opt.op == OptOps::GROUP || opt.op == OptOps::GROUPTOP) d = first_reduce() + opt.axis;
   const bool grouped = std::find(kinds_.begin(), kinds_.end(), AxisKind::GROUP) != kinds_.end();
-  if ((opt.op == OptOps::UPCAST || opt.op == OptOps::UNROLL) && grouped)
-    fail("upcasting a kernel with a grouped reduce is not supported yet");
+  // A grouped reduce meets in shared memory one value per thread: the unrolled reduce lanes are summed
+  // before that, but upcast output lanes would each need their own slots.
+  if (opt.op == OptOps::UPCAST && grouped) fail("upcasting an output dim of a kernel with a grouped reduce");
   if (d < 0 || d >= int(full_shape_.size())) fail("no such axis");
   const int64_t size = full_shape_[size_t(d)];
   const int64_t amount = opt.amount == 0 ? size : opt.amount;
@@ -247,7 +249,8 @@ void Kernel::apply_opt(const Opt& opt) {
       if (!renderer_.has_local()) fail("needs a device with workgroups");
       if (!group && kinds_[size_t(d)] != AxisKind::LOOP) fail("LOCAL needs an output loop dim");
       if (group && kinds_[size_t(d)] != AxisKind::REDUCE) fail("GROUP needs a reduce dim");
-      if (group && upcast_size() > 1) fail("a grouped reduce with upcast dims is not supported yet");
+      if (group && std::find(kinds_.begin(), kinds_.end(), AxisKind::UPCAST) != kinds_.end())
+        fail("a grouped reduce with upcast output dims");
       int n_threads_dims = int(std::count(kinds_.begin(), kinds_.end(), AxisKind::LOCAL) +
                                std::count(kinds_.begin(), kinds_.end(), AxisKind::GROUP));
       if (n_threads_dims >= 3) fail("at most 3 dims of workgroup threads (LOCAL and GROUP)");
@@ -281,16 +284,47 @@ int Kernel::vector_dim() const {
   auto good_size = [](int64_t s) { return s == 2 || s == 4 || s == 8 || s == 16; };
   for (int d = int(full_shape_.size()) - 1; d >= first_upcast(); d--)
     if (kinds_[size_t(d)] == AxisKind::UPCAST && good_size(full_shape_[size_t(d)]) && stride_of(0, d) == 1) return d;
-  // No output dim to vectorize: the last UNROLL dim when some load is contiguous along it (each vector lane
+  // No output dim to vectorize: the last UNROLL dim that some load is contiguous along (each vector lane
   // then accumulates its own partial sum; the lanes are added after the reduce loop).
   for (int d = int(full_shape_.size()) - 1; d >= first_upcast(); d--) {
-    if (kinds_[size_t(d)] != AxisKind::UNROLL) continue;
-    if (!good_size(full_shape_[size_t(d)])) return -1;
+    if (kinds_[size_t(d)] != AxisKind::UNROLL || !good_size(full_shape_[size_t(d)])) continue;
     for (size_t i = 1; i < sts_.size(); i++)
       if (is_load_[i] && stride_of(i, d) == 1) return d;
-    return -1;
   }
   return -1;
+}
+
+void Kernel::group_gpu_reduce(const std::function<bool(const Opt&)>& try_opt) {
+  int64_t outputs = 1;
+  for (int d = 0; d < first_reduce(); d++) outputs *= full_shape_[size_t(d)];
+  const int rd = first_upcast() - 1;  // the innermost reduce dim
+  const int last = rd - first_reduce();  // ... counted from first_reduce (the axis of UNROLL and GROUP)
+  const int64_t rsize = full_shape_[size_t(rd)];
+  // The loads that run along the reduce dim in memory order, and the widest of their elements.
+  bool contiguous = false;
+  int64_t itemsize = 1;
+  for (const UOp* u : toposort(ast_))
+    if (u->op == Ops::LOAD) itemsize = std::max<int64_t>(itemsize, u->dtype.itemsize());
+  for (size_t i = 1; i < sts_.size(); i++) contiguous |= is_load_[i] && stride_of(i, rd) == 1;
+  // A matmul-like kernel (an input broadcast along an output dim) keeps its register tiles instead.
+  bool broadcast_output = false;
+  for (int d = 0; d < first_reduce(); d++) broadcast_output |= is_expanded_in_some_load(d);
+  if (contiguous && rsize >= 256 && (outputs <= 2048 || !broadcast_output)) {
+    // Few outputs: a block of 256 threads per output; many: a warp per output (LOCAL dims add outputs to the
+    // block later). Each thread first reads 16 bytes at once (a vector of lanes that accumulate apart), and
+    // the threads of a group take neighbouring vectors, so a warp reads one contiguous span.
+    const int64_t group = outputs <= 2048 ? 256 : 32;
+    const int64_t w = std::max<int64_t>(1, std::min<int64_t>(4, 16 / itemsize));
+    if (w > 1 && rsize % (w * group) == 0) try_opt({OptOps::UNROLL, last, int(w)});
+    const int64_t left = full_shape_[size_t(first_upcast() - 1)];
+    for (int64_t amt = group; amt >= 16; amt /= 2)
+      if (left % amt == 0 && try_opt({OptOps::GROUP, last, int(amt)})) return;
+    return;
+  }
+  // Few outputs along a strided reduce dim: threads of a workgroup still share the reduce.
+  if (outputs <= 2048 && rsize >= 256)
+    for (int amt : {256, 128, 64, 32, 16})
+      if (rsize % amt == 0 && try_opt({OptOps::GROUP, last, amt})) break;
 }
 
 void Kernel::hand_coded_optimizations() {
@@ -309,17 +343,10 @@ void Kernel::hand_coded_optimizations() {
   // vector width in elements: the CPU's widest registers; on GPUs float4 (a 16-byte access per thread)
   const int vw = gpu ? 4 : dtype_of_output.itemsize() == 8 ? host_vector_floats() / 2 : host_vector_floats();
 
-  // 0. GPU reduces with few outputs: split the reduce across the threads of a workgroup (partial sums in
-  //    shared memory), or a whole reduction would run on one thread.
-  if (gpu && has_reduce() && first_reduce() < int(full_shape_.size()) && kinds_[size_t(first_reduce())] == AxisKind::REDUCE) {
-    int64_t outputs = 1;
-    for (int d = 0; d < first_reduce(); d++) outputs *= full_shape_[size_t(d)];
-    const int64_t rsize = full_shape_[size_t(first_upcast() - 1)];
-    const int last = first_upcast() - 1 - first_reduce();  // the innermost reduce dim, counted from first_reduce
-    if (outputs <= 2048 && rsize >= 256)
-      for (int amt : {256, 128, 64, 32, 16})
-        if (rsize % amt == 0 && try_opt({OptOps::GROUP, last, amt})) break;
-  }
+  // 0. GPU reduces: split the reduce across the threads of a workgroup (partials meet in shared memory).
+  if (gpu && has_reduce() && first_reduce() < int(full_shape_.size()) &&
+      kinds_[size_t(first_reduce())] == AxisKind::REDUCE)
+    group_gpu_reduce(try_opt);
   // 1. Vectorize the output's contiguous dim: the widest vector that divides it (not wider than vw; on GPUs
   //    float32 only, as float4 stores).
   int vdim = -1;

@@ -16,6 +16,7 @@
 // Optimizations (Opt, as tinygrad's apply_opt) reshape and permute these trackers; the kernel name
 // (E_16, r_2, r_64_16_256_4_16_4 ...) is read off the final shape and colored by kind.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -107,6 +108,8 @@ class Kernel {
   // makes it not a plain stride.
   int64_t stride_of(size_t i, int d) const;
   bool is_expanded_in_some_load(int d) const;
+  // hand_coded_optimizations' first step on GPUs: GROUP (and 16-byte UNROLL lanes) for reduce kernels.
+  void group_gpu_reduce(const std::function<bool(const Opt&)>& try_opt);
 };
 
 // The vector width (in elements of 4 bytes) the host CPU's widest registers hold: 16 with AVX-512, 8 with

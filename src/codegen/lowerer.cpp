@@ -413,12 +413,13 @@ class Lowerer {
           for (auto& l : value.lanes) r.lanes.push_back(reduce(l));
         }
       }
-      if (!group_dims_.empty()) r = Val{group_reduce(op, r.one), {}};
       if (vunroll_) {
         std::vector<Val> ls;
         for (int64_t i = 0; i < W_; i++) ls.push_back(Val{lane(r, i), {}});
         r = tree(op, dt, std::move(ls));
       }
+      // after the lanes are summed: one partial per thread meets its group siblings in shared memory
+      if (!group_dims_.empty()) r = Val{group_reduce(op, r.one), {}};
       in.vals.push_back(std::move(r));
     }
   }

@@ -11,6 +11,11 @@
 #include "tg/counters.h"
 
 namespace tg {
+
+// PROFILE=1: time every kernel and copy (waiting for each), as DEBUG>=2 does but without printing; the times
+// add up in GlobalCounters::time_sum_s (benchmarks read kernel time from it).
+static ContextVar PROFILE("PROFILE", 0);
+
 namespace {
 
 // tinygrad's per-kernel line: *** CPU      3 r_2      arg  3 mem  0.00 GB tm      5.62us/     0.06ms (...)
@@ -48,7 +53,7 @@ void run_copy(const ScheduleItem& item) {
   Buffer& src = *item.bufs.at(1);
   Device& dst_dev = get_device(dst.device());
   Device& src_dev = get_device(src.device());
-  bool wait = DEBUG >= 2;
+  bool wait = DEBUG >= 2 || PROFILE >= 1;
   bool xfer = false;
   auto t0 = std::chrono::steady_clock::now();
   if (dst_dev.executes() && src_dev.executes()) {
@@ -88,7 +93,7 @@ void run_schedule_item(const ScheduleItem& item) {
     ptrs.push_back(b->ensure_allocated());
     mem += int64_t(b->nbytes());
   }
-  bool wait = DEBUG >= 2;
+  bool wait = DEBUG >= 2 || PROFILE >= 1;
   double et = get_device(device).executes() ? r.program->run(ptrs, {}, wait) : 0;
   GlobalCounters::kernel_count++;
   GlobalCounters::global_ops += r.spec.estimated_ops;

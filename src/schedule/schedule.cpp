@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "schedule/buffer_table.h"
+#include "schedule/split_reduce.h"
 #include "uop/movement.h"
 #include "tg/error.h"
 #include "uop/pattern.h"
@@ -180,7 +181,8 @@ class Scheduler {
     // Nodes realized earlier are swapped for views of their buffers.
     auto sink = UOp::make(Ops::SINK, dtypes::void_, roots);
     sink = substitute(sink, [](const UOp* u) { return realized(u); });
-    sink = graph_rewrite(sink, view_folding());
+    const UOpPtr unsplit = sink, split = split_reduces(sink);
+    sink = graph_rewrite(split, view_folding());
     topo_ = toposort(sink);
     find_realize_points(sink);
     // Build every kernel; a kernel that cannot be built names a node to realize, and we start over.
@@ -210,7 +212,13 @@ class Scheduler {
           done = false;
         }
     }
-    return emit(sink, asts, inputs);
+    Schedule sched = emit(sink, asts, inputs);
+    // A root whose reduce was split is a new node: its original is realized into the same buffer too, so a
+    // graph built on it before this realize reuses the result.
+    for (size_t i = 0; i < roots.size(); i++)
+      if (unsplit->src[i] != split->src[i] && !realized(unsplit->src[i].get()))
+        set_realized(unsplit->src[i], sched.roots[i]);
+    return sched;
   }
 
  private:

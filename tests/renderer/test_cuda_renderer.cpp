@@ -133,15 +133,34 @@ TEST(CudaRender, GroupedReduceUsesSharedMemoryAndABarrier) {
   Tensor a = Tensor::empty({4096});
   tg::Kernel k(last_ast(a.sum()), cuda);
   k.hand_coded_optimizations();
-  ASSERT_FALSE(k.applied_opts().empty());
-  EXPECT_EQ(k.applied_opts()[0].op, OptOps::GROUP) << "a reduce to one value is split across a workgroup";
+  // each thread reads float4s (lanes that accumulate apart), a block of 256 threads shares the reduce
+  ASSERT_GE(k.applied_opts().size(), 2u);
+  EXPECT_EQ(k.applied_opts()[0], (Opt{OptOps::UNROLL, 0, 4}));
+  EXPECT_EQ(k.applied_opts()[1], (Opt{OptOps::GROUP, 0, 256})) << "a reduce to one value is split across a workgroup";
   EXPECT_EQ(k.local_size(), 256);
   std::string src = render(k, cuda);
+  EXPECT_TRUE(has(src, "(*((float4*)(data1+")) << "16-byte loads: " << src;
   EXPECT_TRUE(has(src, "__shared__ float temp0[256];")) << src;
   EXPECT_TRUE(has(src, "__syncthreads();")) << src;
   EXPECT_TRUE(has(src, "if (lidx0<1) { data0[0] = ")) << "one thread writes the total: " << src;
-  // no upcasting on top of a grouped reduce (yet): the opt says so instead of miscompiling
-  EXPECT_THROW(k.apply_opt({OptOps::UNROLL, 0, 4}), tg::KernelOptError);
+}
+
+TEST(CudaRender, ManyRowsReduceAWarpPerRow) {
+  // softmax-like rows: a warp per row (GROUP 32, float4 lanes), several rows per block (LOCAL)
+  tg::CUDARenderer cuda;
+  Tensor a = Tensor::empty({4096, 1024});
+  tg::Kernel k(last_ast(a.max(1)), cuda);
+  k.hand_coded_optimizations();
+  EXPECT_EQ(k.applied_opts()[0], (Opt{OptOps::UNROLL, 0, 4}));
+  EXPECT_EQ(k.applied_opts()[1], (Opt{OptOps::GROUP, 0, 32}));
+  EXPECT_EQ(k.local_size(), 256);
+  // an upcast output dim on top of a grouped reduce would need a shared slot per lane: refused
+  EXPECT_THROW(k.apply_opt({OptOps::UPCAST, 0, 4}), tg::KernelOptError);
+  // a matmul keeps its register tiles: no GROUP with many outputs
+  Tensor b = Tensor::empty({1024, 1024});
+  tg::Kernel mm(last_ast(a.matmul(b)), cuda);
+  mm.hand_coded_optimizations();
+  for (auto& o : mm.applied_opts()) EXPECT_NE(o.op, OptOps::GROUP) << o.repr();
 }
 
 TEST(CudaRender, GroupOptRules) {

@@ -1,0 +1,148 @@
+// GPU kernels against PyTorch on the same GPU, in one run: matmul (fp16, bf16, fp32 without tf32), add and
+// sum of 2^28 floats, softmax 8192^2, conv2d 3x3 fp16. Our figure is kernel time (CUDA events around each
+// kernel, PROFILE=1, summed over the kernels of the op), the median of `reps` runs on random data; torch's
+// comes from bench/gpu_kernels_torch.py (CUDA events too), run by this program when python3 has torch.
+// Memory-bound rows also show the % of a device-to-device copy's bandwidth (torch's copy_, same run).
+//
+//   bench/gpu_kernels [reps] [filter]       DEV picks the device (default: the best, CUDA on a GPU machine);
+//                                            TORCH=0 skips the torch column. Never fails on time.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tg/context.h"
+#include "tg/counters.h"
+#include "tg/tg.h"
+
+using tg::Tensor;
+
+namespace {
+
+struct Row {
+  std::string name;
+  double work;      // FLOPs (compute rows) or bytes moved at least once (memory rows)
+  bool memory;      // a memory-bound row: GB/s, else TFLOPS
+  std::function<std::function<Tensor()>()> setup;  // makes the inputs, returns the op to time
+};
+
+// Median kernel time of f (every kernel it runs, summed), after one warm-up run that compiles.
+double median_kernel_seconds(int reps, const std::function<Tensor()>& f) {
+  tg::Context profile({{"PROFILE", 1}});
+  f().realize();
+  std::vector<double> t;
+  for (int i = 0; i < reps; i++) {
+    double before = tg::GlobalCounters::time_sum_s;
+    f().realize();
+    t.push_back(tg::GlobalCounters::time_sum_s - before);
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+Tensor randn(const tg::Shape& s, tg::DType dt) {
+  Tensor x = Tensor::randn(s).cast(dt);
+  x.realize();
+  return x;
+}
+
+std::vector<Row> rows() {
+  auto mm = [](const char* name, int64_t n, tg::DType dt) {
+    return Row{name, 2.0 * double(n) * double(n) * double(n), false, [n, dt] {
+                 auto a = std::make_shared<Tensor>(randn({n, n}, dt)), b = std::make_shared<Tensor>(randn({n, n}, dt));
+                 return std::function<Tensor()>([a, b] { return a->matmul(*b); });
+               }};
+  };
+  const int64_t big = int64_t(1) << 28;
+  return {
+      mm("matmul fp16 4096", 4096, tg::dtypes::float16),
+      mm("matmul fp16 8192", 8192, tg::dtypes::float16),
+      mm("matmul bf16 4096", 4096, tg::dtypes::bfloat16),
+      mm("matmul fp32 4096", 4096, tg::dtypes::float32),
+      Row{"add 2^28 fp32", 3.0 * 4 * double(big), true,
+          [big] {
+            auto a = std::make_shared<Tensor>(randn({big}, tg::dtypes::float32));
+            auto b = std::make_shared<Tensor>(randn({big}, tg::dtypes::float32));
+            return std::function<Tensor()>([a, b] { return *a + *b; });
+          }},
+      Row{"sum 2^28 fp32", 4.0 * double(big), true,
+          [big] {
+            auto a = std::make_shared<Tensor>(randn({big}, tg::dtypes::float32));
+            return std::function<Tensor()>([a] { return a->sum(); });
+          }},
+      Row{"softmax 8192x8192 fp32", 2.0 * 4 * 8192.0 * 8192.0, true,
+          [] {
+            auto a = std::make_shared<Tensor>(randn({8192, 8192}, tg::dtypes::float32));
+            return std::function<Tensor()>([a] { return a->softmax(-1); });
+          }},
+      Row{"conv2d 3x3 fp16 32x64x56x56", 2.0 * 32 * 64 * 56 * 56 * 64 * 9, false,
+          [] {
+            auto x = std::make_shared<Tensor>(randn({32, 64, 56, 56}, tg::dtypes::float16));
+            auto w = std::make_shared<Tensor>(randn({64, 64, 3, 3}, tg::dtypes::float16));
+            return std::function<Tensor()>(
+                [x, w] { return x->conv2d(*w, std::nullopt, 1, {1}, {1}, {1}); });
+          }},
+  };
+}
+
+// The sum of 2^28 floats against a float64 sum of the same data (the accuracy bar: 1e-5).
+double sum_relative_error() {
+  Tensor x = Tensor::rand({int64_t(1) << 28});
+  x.realize();
+  double want = 0;
+  for (float f : x.tolist<float>()) want += f;
+  return std::fabs(double(x.sum().item<float>()) - want) / want;
+}
+
+// torch's figures: "name seconds" lines from bench/gpu_kernels_torch.py ("copy" is its D2D copy).
+std::map<std::string, double> torch_seconds(int reps) {
+  std::map<std::string, double> out;
+  const char* t = std::getenv("TORCH");
+  if (t && std::string(t) == "0") return out;
+  std::string cmd = std::string("python3 ") + TG_SOURCE_DIR + "/bench/gpu_kernels_torch.py " + std::to_string(reps) +
+                    " 2>/dev/null";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return out;
+  char line[512];
+  while (std::fgets(line, sizeof(line), p)) {
+    std::string s(line);
+    auto tab = s.rfind('\t');
+    if (tab == std::string::npos) continue;
+    out[s.substr(0, tab)] = std::atof(s.c_str() + tab + 1);
+  }
+  pclose(p);
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int reps = argc > 1 ? std::max(1, std::atoi(argv[1])) : 10;
+  std::string filter = argc > 2 ? argv[2] : "";
+  std::printf("device %s, %d reps, median kernel time\n", tg::default_device().c_str(), reps);
+  std::map<std::string, double> torch = torch_seconds(reps);
+  if (torch.empty()) std::printf("(no torch figures: python3 with torch and a GPU not found, or TORCH=0)\n");
+  const double copy_s = torch.count("copy") ? torch["copy"] : 0;
+  const double copy_gbs = copy_s > 0 ? 2.0 * 4 * double(int64_t(1) << 28) / copy_s / 1e9 : 0;
+  if (copy_gbs > 0) std::printf("torch device-to-device copy of 2^28 floats: %.0f GB/s\n", copy_gbs);
+  std::printf("%-30s %12s %12s %12s %8s %8s\n", "work", "tinygrad.cpp", "torch", "unit", "ratio", "% copy");
+  for (const Row& r : rows()) {
+    if (!filter.empty() && r.name.find(filter) == std::string::npos) continue;
+    double ours = median_kernel_seconds(reps, r.setup());
+    auto rate = [&](double s) { return s > 0 ? r.work / s / (r.memory ? 1e9 : 1e12) : 0.0; };
+    double theirs = torch.count(r.name) ? torch[r.name] : 0;
+    std::printf("%-30s %12.1f %12.1f %12s %7.1f%%", r.name.c_str(), rate(ours), rate(theirs),
+                r.memory ? "GB/s" : "TFLOPS", theirs > 0 ? 100.0 * theirs / ours : 0.0);
+    if (r.memory && copy_gbs > 0) std::printf(" %7.1f%%", 100.0 * rate(ours) / copy_gbs);
+    std::printf("\n");
+    std::fflush(stdout);
+  }
+  if (filter.empty() || filter == "accuracy")
+    std::printf("sum of 2^28 uniform floats: relative error %.2g against float64\n", sum_relative_error());
+  return 0;
+}
