@@ -16,6 +16,7 @@
 
 #include <unordered_map>
 
+#include "codegen/exact_products.h"
 #include "codegen/linearize.h"
 #include "shape/indexing.h"
 #include "tg/error.h"
@@ -488,6 +489,6 @@ class Lowerer {
 
 }  // namespace
 
-UOpPtr lower_kernel(const Kernel& k) { return Lowerer(k).lower(k.optimized_ast()); }
+UOpPtr lower_kernel(const Kernel& k) { return Lowerer(k).lower(exact_products(k.optimized_ast())); }
 
 }  // namespace tg

@@ -372,3 +372,19 @@ TEST(DtypeOps, HalfIntCastsAndSpecialValues) {
     EXPECT_NEAR(bf.item<float>(), 3.0e38f, 3.0e38f / 128) << dev;  // bfloat16 keeps float32's range
   }
 }
+
+TEST(DtypeOps, HalfDotProductsAreExactBeforeTheSum) {
+  // A sum of 16-bit products accumulates exact products in float32 (codegen/exact_products.h), as tensor
+  // cores do: x*x - x*y with x = 1+e, y = 1+2e is e^2 exactly, while products rounded to the dtype give 0.
+  // `(a * b).float()` outside a sum still rounds the product to the dtype, as it asks.
+  for (tg::DType dt : {dtypes::float16, dtypes::bfloat16}) {
+    const double e = dt == dtypes::float16 ? 0x1p-10 : 0x1p-7;
+    std::vector<float> av{float(1 + e), -1.0f}, bv{float(1 + e), float(1 + 2 * e)};
+    for (const char* dev : kDevices) {
+      Tensor a = Tensor(av, {2}, {.device = dev}).cast(dt), b = Tensor(bv, {2}, {.device = dev}).cast(dt);
+      EXPECT_EQ(a.dot(b).item<float>(), float(e * e)) << dt.repr() << " " << dev;
+      EXPECT_EQ(a.reshape({1, 2}).matmul(b.reshape({2, 1})).item<float>(), float(e * e)) << dt.repr() << " " << dev;
+      EXPECT_EQ((a * b).cast(dtypes::float32).tolist<float>()[0], float(1 + 2 * e)) << dt.repr() << " " << dev;
+    }
+  }
+}
