@@ -66,6 +66,13 @@ Kernel::Kernel(const UOpPtr& ast, const Renderer& renderer) : ast_(ast), rendere
   kinds_.assign(full_shape_.size(), AxisKind::LOOP);
   permute_reduce_last();
   merge_dims();
+  roles_.assign(kinds_.size(), TcRole::NONE);
+}
+
+int Kernel::dim_of(TcRole role) const {
+  for (size_t d = 0; d < roles_.size(); d++)
+    if (roles_[d] == role) return int(d);
+  return -1;
 }
 
 int Kernel::first_reduce() const {
@@ -122,6 +129,7 @@ void Kernel::drop_ones() {
     for (auto& st : sts_) st = st.reshape(shape_without(st.shape(), d));
     full_shape_.erase(full_shape_.begin() + int64_t(d));
     kinds_.erase(kinds_.begin() + int64_t(d));
+    if (!roles_.empty()) roles_.erase(roles_.begin() + int64_t(d));
   }
 }
 
@@ -153,7 +161,7 @@ void Kernel::merge_dims() {
   }
 }
 
-void Kernel::shift_to(int d, int64_t amount, bool top, AxisKind kind) {
+void Kernel::shift_to(int d, int64_t amount, bool top, AxisKind kind, TcRole role) {
   const size_t ud = size_t(d);
   const int64_t size = full_shape_[ud];
   const int64_t outer = top ? amount : size / amount, inner = top ? size / amount : amount;
@@ -174,8 +182,11 @@ void Kernel::shift_to(int d, int64_t amount, bool top, AxisKind kind) {
   full_shape_.insert(full_shape_.begin() + d + 1, inner);
   AxisKind old = kinds_[ud];
   kinds_.insert(kinds_.begin() + d + 1, old);
+  const TcRole old_role = roles_[ud];
+  roles_.insert(roles_.begin() + d + 1, old_role);
   const size_t moved = top ? ud : ud + 1;
   kinds_[moved] = kind;
+  roles_[moved] = role;
   // Restore the order of kinds; the new dim goes last among its kind (first for THREAD).
   std::vector<int64_t> order;
   if (kind == AxisKind::THREAD) order.push_back(int64_t(moved));
@@ -187,17 +198,30 @@ void Kernel::shift_to(int d, int64_t amount, bool top, AxisKind kind) {
     size_t pos = 0;
     for (size_t i = 0; i < order.size(); i++)
       if (rank(kinds_[size_t(order[i])]) <= rank(kind)) pos = i + 1;
+    // A tensor core's lanes stay the innermost threads, t inside g (lane 4g + t is threadIdx.x + 4 threadIdx.y):
+    // other LOCAL dims go before both, g before t.
+    if (kind == AxisKind::LOCAL && role != TcRole::LANE_T)
+      for (size_t i = 0; i < order.size(); i++) {
+        const TcRole r = roles_[size_t(order[i])];
+        if (r == TcRole::LANE_T || (r == TcRole::LANE_G && role == TcRole::NONE)) {
+          pos = i;
+          break;
+        }
+      }
     order.insert(order.begin() + int64_t(pos), int64_t(moved));
   }
   for (auto& st : sts_) st = st.permute(order);
   Shape fs;
   std::vector<AxisKind> ks;
+  std::vector<TcRole> rs;
   for (int64_t o : order) {
     fs.push_back(full_shape_[size_t(o)]);
     ks.push_back(kinds_[size_t(o)]);
+    rs.push_back(roles_[size_t(o)]);
   }
   full_shape_ = fs;
   kinds_ = ks;
+  roles_ = rs;
   drop_ones();
 }
 
@@ -213,9 +237,13 @@ void Kernel::apply_opt(const Opt& opt) {
     std::swap(order[size_t(d)], order[size_t(e)]);
     for (auto& st : sts_) st = st.permute(order);
     std::swap(full_shape_[size_t(d)], full_shape_[size_t(e)]);
+    std::swap(roles_[size_t(d)], roles_[size_t(e)]);
     applied_.push_back(opt);
     return;
   }
+  if (opt.op == OptOps::TC) return apply_tc(opt);
+  if (tc_ && (opt.op == OptOps::GROUP || opt.op == OptOps::GROUPTOP || opt.op == OptOps::THREAD))
+    fail("a kernel with a tensor core takes no GROUP or THREAD");
   if (opt.op == OptOps::UNROLL || opt.op == OptOps::GROUP || opt.op == OptOps::GROUPTOP) d = first_reduce() + opt.axis;
   const bool grouped = std::find(kinds_.begin(), kinds_.end(), AxisKind::GROUP) != kinds_.end();
   // A grouped reduce meets in shared memory one value per thread: the unrolled reduce lanes are summed
@@ -281,6 +309,7 @@ bool Kernel::is_expanded_in_some_load(int d) const {
 }
 
 int Kernel::vector_dim() const {
+  if (tc_) return -1;  // a tensor core's registers are scalars gathered from the register dims
   auto good_size = [](int64_t s) { return s == 2 || s == 4 || s == 8 || s == 16; };
   for (int d = int(full_shape_.size()) - 1; d >= first_upcast(); d--)
     if (kinds_[size_t(d)] == AxisKind::UPCAST && good_size(full_shape_[size_t(d)]) && stride_of(0, d) == 1) return d;
@@ -338,6 +367,7 @@ void Kernel::hand_coded_optimizations() {
       return false;
     }
   };
+  if (tensor_core_opts(try_opt)) return;
   auto dtype_of_output = ast_->src.at(0)->src.at(2)->dtype;
   const bool gpu = renderer_.has_local();
   // vector width in elements: the CPU's widest registers; on GPUs float4 (a 16-byte access per thread)

@@ -17,10 +17,12 @@
 // (E_16, r_2, r_64_16_256_4_16_4 ...) is read off the final shape and colored by kind.
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "renderer/renderer.h"
+#include "renderer/tensor_core.h"
 #include "tg/error.h"
 #include "uop/uop.h"
 
@@ -42,6 +44,14 @@ struct KernelOptError : Error {
 
 enum class AxisKind : uint8_t { THREAD, LOOP, LOCAL, GROUP, REDUCE, UNROLL, UPCAST };
 
+// What a dim is to a tensor core (OptOps.TC, codegen/tensor_cores.cpp): the lane dims (LOCAL: g, t of lane
+// 4g + t) and the register dims (UPCAST: M_HI, N_LO; UNROLL: K_HI, K_MID, K_LO) of one warp-wide op.
+enum class TcRole : uint8_t { NONE, LANE_G, LANE_T, M_HI, N_LO, K_HI, K_MID, K_LO };
+struct TcSetup {
+  TensorCore tc;
+  size_t a, b;  // the views (sts() indices) of the A and B operands
+};
+
 class Kernel {
  public:
   Kernel(const UOpPtr& ast, const Renderer& renderer);
@@ -56,6 +66,10 @@ class Kernel {
   const UOp* reduce() const { return reduce_; }
   const std::vector<ShapeTracker>& sts() const { return sts_; }
   const std::vector<Opt>& applied_opts() const { return applied_; }
+  // The tensor core the kernel was given (OptOps.TC), and each dim's role in it (NONE when there is none).
+  const std::optional<TcSetup>& tensor_core() const { return tc_; }
+  const std::vector<TcRole>& roles() const { return roles_; }
+  int dim_of(TcRole role) const;  // the dim with that role, -1 when none
   // Product of the UNROLL/UPCAST dims: how many copies of the body the lowerer writes (before vectors).
   int64_t upcast_size() const;
   int64_t local_size() const;  // threads of one workgroup: the product of the LOCAL and GROUP dims
@@ -96,6 +110,8 @@ class Kernel {
   const UOp* reduce_ = nullptr;
   Shape full_shape_;
   std::vector<AxisKind> kinds_;
+  std::vector<TcRole> roles_;  // parallel to kinds_
+  std::optional<TcSetup> tc_;
   std::vector<Opt> applied_;
 
   void permute_reduce_last();
@@ -103,11 +119,17 @@ class Kernel {
   void drop_ones();
   // Split dim d into (size/amount, amount) (or (amount, size/amount) when top) and give the part of size
   // `amount` the kind `kind`; then restore the order of kinds.
-  void shift_to(int d, int64_t amount, bool top, AxisKind kind);
+  void shift_to(int d, int64_t amount, bool top, AxisKind kind, TcRole role = TcRole::NONE);
+  // OptOps.TC (codegen/tensor_cores.cpp): the matmul's M, N, K dims split into a warp's lanes and registers,
+  // A's and B's views swizzled to the tensor core's register layout. Throws KernelOptError when it does not apply.
+  void apply_tc(const Opt& opt);
   // Stride of dim d in tracker i's last view (0 for broadcast dims), or nullopt when masked/multi-view
   // makes it not a plain stride.
   int64_t stride_of(size_t i, int d) const;
   bool is_expanded_in_some_load(int d) const;
+  // hand_coded_optimizations on renderers with tensor cores: TC plus register tiles and warps for a matmul;
+  // false (and no opt applied) when the kernel cannot take one or TC=0.
+  bool tensor_core_opts(const std::function<bool(const Opt&)>& try_opt);
   // hand_coded_optimizations' first step on GPUs: GROUP (and 16-byte UNROLL lanes) for reduce kernels.
   void group_gpu_reduce(const std::function<bool(const Opt&)>& try_opt);
 };

@@ -7,6 +7,8 @@
 // nest, so loads that only depend on output loops are not repeated per reduce step.
 #include "codegen/linearize.h"
 
+#include "renderer/tensor_core.h"
+
 #include <algorithm>
 #include <limits>
 #include <map>
@@ -208,6 +210,9 @@ int64_t estimate_flops(const std::vector<UOpPtr>& uops) {
       for (int64_t t : trips) mult *= t;
     } else if (is_alu(u->op) && u->op != Ops::CAST && u->op != Ops::BITCAST) {
       total += mult * u->dtype.count;
+    } else if (u->op == Ops::WMMA) {  // one warp-wide m x n x k multiply-add, counted per lane
+      if (const TensorCore* tc = TensorCore::from_name(u->get<std::string>()))
+        total += mult * 2 * tc->m * tc->n * tc->k / TensorCore::kLanes;
     }
   }
   return total * outer;

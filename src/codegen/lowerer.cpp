@@ -14,6 +14,7 @@
 // after the loop.
 #include "codegen/lowerer.h"
 
+#include <array>
 #include <unordered_map>
 
 #include "codegen/exact_products.h"
@@ -86,7 +87,7 @@ class Lowerer {
             vunroll_ = kinds[d] == AxisKind::UNROLL;
           } else {
             if (kinds[d] == AxisKind::UNROLL) unroll_mask_ |= uint64_t(1) << ua_.size();
-            ua_.push_back({r, fs[d]});
+            ua_.push_back({r, fs[d], d});
           }
           break;
       }
@@ -127,6 +128,7 @@ class Lowerer {
   struct UAxis {
     UOpPtr ph;  // placeholder
     int64_t size;
+    size_t dim;  // in the full shape
   };
   struct Info {
     uint64_t mask = 0;      // the upcast dims (ua_ bits) the value depends on
@@ -371,6 +373,7 @@ class Lowerer {
   }
 
   void lower_reduce(const UOp* u, Info& in) {
+    if (k_.tensor_core()) return lower_tc_reduce(u, in);
     const Ops op = u->get<ReduceArg>().op;
     const DType dt = u->dtype;
     if (empty_reduce_) {
@@ -423,6 +426,79 @@ class Lowerer {
       if (!group_dims_.empty()) r = Val{group_reduce(op, r.one), {}};
       in.vals.push_back(std::move(r));
     }
+  }
+
+  // ---- tensor cores (codegen/tensor_cores.cpp) ----
+  // The ua_ index of the register dim with `role`.
+  size_t ua_of(TcRole role) const {
+    const int d = k_.dim_of(role);
+    for (size_t i = 0; i < ua_.size(); i++)
+      if (int(ua_[i].dim) == d) return i;
+    throw Error("lower: the tensor core has no register dim " + std::to_string(int(role)));
+  }
+
+  // A sum of A*B lowered to WMMA: per tile (the non-tensor-core upcast values), one WMMA per unrolled K step
+  // chained through its accumulator input, whose 4 lanes are C's registers M_HI * 2 + N_LO; each lane then
+  // accumulates over the reduce loops.
+  void lower_tc_reduce(const UOp* u, Info& in) {
+    const TcSetup& tcs = *k_.tensor_core();
+    const UOp *la = nullptr, *lb = nullptr;
+    for (const UOp* x : toposort(u->src.at(0)))
+      if (x->op == Ops::LOAD) {
+        if (x->src.at(1)->get<ShapeTracker>() == k_.sts()[tcs.a]) la = x;
+        else if (x->src.at(1)->get<ShapeTracker>() == k_.sts()[tcs.b]) lb = x;
+      }
+    if (!la || !lb) throw Error("lower: the tensor core's loads are not under the reduce");
+    const size_t mhi = ua_of(TcRole::M_HI), nlo = ua_of(TcRole::N_LO);
+    const size_t khi = ua_of(TcRole::K_HI), klo = ua_of(TcRole::K_LO), kmid = ua_of(TcRole::K_MID);
+    const uint64_t tc_unroll = (uint64_t(1) << khi) | (uint64_t(1) << klo) | (uint64_t(1) << kmid);
+    const uint64_t other_unroll = unroll_mask_ & ~tc_unroll;
+    in.mask = ((info_.at(la).mask | info_.at(lb).mask) & ~unroll_mask_) | (uint64_t(1) << mhi) | (uint64_t(1) << nlo);
+    std::unordered_map<int64_t, std::vector<UOpPtr>> tiles;  // tile (M_HI = N_LO = 0) -> C's 4 lanes
+    for (int64_t k = 0; k < count(in.mask); k++) {
+      Combo cb = decode(in.mask, k), base = cb;
+      base[mhi] = base[nlo] = 0;
+      auto [it, fresh] = tiles.try_emplace(key(in.mask, base));
+      if (fresh) it->second = wmma_tile(tcs.tc, la, lb, base, other_unroll, {mhi, khi, klo});
+      UOpPtr v = it->second.at(size_t(cb[nlo] + 2 * cb[mhi]));
+      if (!reduce_ranges_.empty()) {
+        std::vector<UOpPtr> s{v};
+        s.insert(s.end(), reduce_ranges_.begin(), reduce_ranges_.end());
+        v = UOp::make(Ops::REDUCE, v->dtype, std::move(s), int64_t(Ops::ADD));
+      }
+      in.vals.push_back(Val{v, {}});
+    }
+  }
+
+  // C's 4 lanes for one tile: WMMA(A regs, B regs, C) over the unrolled K values outside the tensor core.
+  std::vector<UOpPtr> wmma_tile(const TensorCore& tc, const UOp* la, const UOp* lb, const Combo& base,
+                                uint64_t other_unroll, std::array<size_t, 3> mhi_khi_klo) {
+    auto [mhi, khi, klo] = mhi_khi_klo;
+    std::vector<UOpPtr> c(TensorCore::kC, UOp::const_(tc.acc, 0));
+    auto reg = [&](const UOp* load, Combo cb) {
+      const Val& v = val(load, cb);
+      if (!v.one || v.one->dtype.count != 1) throw Error("lower: a tensor core register is not a scalar");
+      return v.one;
+    };
+    for (int64_t j = 0; j < count(other_unroll); j++) {
+      Combo cb = base, uc = decode(other_unroll, j);
+      for (size_t i = 0; i < ua_.size(); i++)
+        if (other_unroll >> i & 1) cb[i] = uc[i];
+      std::vector<UOpPtr> srcs;
+      for (int i = 0; i < TensorCore::kA; i++) {  // A: (K_LO, M_HI, K_HI) = (i % 2, i / 2 % 2, i / 4)
+        cb[klo] = i % 2, cb[mhi] = i / 2 % 2, cb[khi] = i / 4;
+        srcs.push_back(reg(la, cb));
+      }
+      cb[mhi] = 0;
+      for (int i = 0; i < TensorCore::kB; i++) {  // B: (K_LO, K_HI) = (i % 2, i / 2)
+        cb[klo] = i % 2, cb[khi] = i / 2;
+        srcs.push_back(reg(lb, cb));
+      }
+      srcs.insert(srcs.end(), c.begin(), c.end());
+      UOpPtr w = UOp::make(Ops::WMMA, tc.acc.vec(TensorCore::kC), std::move(srcs), tc.name());
+      for (int i = 0; i < TensorCore::kC; i++) c[size_t(i)] = UOp::make(Ops::GEP, tc.acc, {w}, int64_t(i));
+    }
+    return c;
   }
 
   // The second stage of a grouped reduce. Every thread holds the partial `part` of its GROUP index; the

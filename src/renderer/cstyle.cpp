@@ -386,6 +386,11 @@ std::string CStyleRenderer::kernel_signature(const std::string& name, const std:
   return s + ")";
 }
 
+std::string CStyleRenderer::render_wmma(const UOp& u, const std::vector<std::string>&, const std::vector<bool>&,
+                                        Prelude&) const {
+  throw Error("render: " + u.arg_repr() + " (a tensor core) on " + device() + ", which has none");
+}
+
 std::string CStyleRenderer::prefix(const Prelude& pre) const {
   std::string s;
   for (auto& [name, def] : pre.helpers) s += def + "\n";
@@ -460,6 +465,17 @@ std::string CStyleRenderer::render(const std::string& name, const std::vector<UO
     }
     inlined[i] = ok;
   }
+
+  // 16-bit float loads read only by tensor cores stay 16-bit (no round trip through float registers).
+  std::vector<char> raw16(n, 0);
+  for (size_t i = 0; i < n; i++) {
+    const UOp& u = *uops[i];
+    if (u.op == Ops::LOAD && u.src.size() == 2 && (u.dtype == dtypes::float16 || u.dtype == dtypes::bfloat16))
+      raw16[i] = 1;
+  }
+  for (size_t i = 0; i < n; i++)
+    if (uops[i]->op != Ops::WMMA)
+      for (auto& s : uops[i]->src) raw16[pos.at(s.get())] = 0;
 
   // Parameters: buffers by position, then variables in order of appearance.
   Prelude pre;
@@ -542,6 +558,17 @@ std::string CStyleRenderer::render(const std::string& name, const std::vector<UO
         line("}");
         break;
       case Ops::BARRIER: line(render_barrier()); break;
+      case Ops::WMMA: {
+        std::vector<std::string> a;
+        std::vector<bool> raw;
+        for (size_t k = 0; k < u.src.size(); k++) {
+          a.push_back(src(u, k));
+          raw.push_back(raw16[pos.at(u.src[k].get())] != 0);
+        }
+        r[i] = fresh("wmma");
+        line(type_name(u.dtype) + " " + r[i] + " = " + render_wmma(u, a, raw, pre) + ";");
+        break;
+      }
       case Ops::DEFINE_ACC:
         r[i] = fresh("acc");
         line(type_name(u.dtype) + " " + r[i] + " = " + strip_parens(src(u, 0)) + ";");
@@ -551,6 +578,11 @@ std::string CStyleRenderer::render(const std::string& name, const std::vector<UO
         line(r[i] + " = " + src(u, 1) + ";");
         break;
       case Ops::LOAD: {
+        if (raw16[i]) {
+          r[i] = fresh("val");
+          line(buffer_type_name(u.dtype) + " " + r[i] + " = " + src(u, 0) + "[" + strip_parens(src(u, 1)) + "];");
+          break;
+        }
         std::string e = render_load(src(u, 0), strip_parens(src(u, 1)), u.dtype, pre);
         if (u.src.size() == 4) e = "(" + src(u, 2) + "?" + e + ":" + src(u, 3) + ")";
         else if (u.src.size() == 3 && u.src[2]->op != Ops::BARRIER)

@@ -85,6 +85,10 @@ class CStyleRenderer : public Renderer {
   // GPU launch (the base has none: both throw).
   virtual std::string render_special(const NamedRange& r) const;
   virtual std::string render_barrier() const;
+  // A tensor core op (renderer/tensor_core.h): operands are A's, B's, then C's registers; raw[k] says operand k
+  // is a 16-bit value as loaded (else a float register holding one). The default throws: no tensor cores.
+  virtual std::string render_wmma(const UOp& u, const std::vector<std::string>& operands, const std::vector<bool>& raw,
+                                  Prelude& pre) const;
   // A workgroup's shared buffer of `size` elements of dt, as a declaration without the `;`.
   virtual std::string render_define_local(const std::string& name, DType dt, int64_t size) const;
 

@@ -130,6 +130,44 @@ std::string CUDARenderer::render_vectorize(DType dt, const std::vector<std::stri
   return s + ")";
 }
 
+// mma.sync m16n8k16 with float32 accumulation (renderer/tensor_core.h has the register layout): the 16-bit
+// registers are packed in pairs, the lower index in the low half, as the instruction reads them.
+std::string CUDARenderer::render_wmma(const UOp& u, const std::vector<std::string>& a, const std::vector<bool>& raw,
+                                     Prelude& pre) const {
+  const std::string& name = u.get<std::string>();
+  const TensorCore* tc = TensorCore::from_name(name);
+  if (!tc || a.size() != size_t(TensorCore::kA + TensorCore::kB + TensorCore::kC))
+    throw Error("render: CUDA has no tensor core " + u.arg_repr());
+  const bool bf = tc->in == dtypes::bfloat16;
+  const std::string T = bf ? "__nv_bfloat16" : "half", T2 = bf ? "__nv_bfloat162" : "__half2";
+  const std::string pack = bf ? "__halves2bfloat162" : "__halves2half2", ty = bf ? "bf16" : "f16";
+  pre.need(name, [&] {
+    std::string params;
+    for (int i = 0; i < TensorCore::kA; i++) params += T + " a" + std::to_string(i) + ", ";
+    for (int i = 0; i < TensorCore::kB; i++) params += T + " b" + std::to_string(i) + ", ";
+    params += "float c0, float c1, float c2, float c3";
+    return "__device__ inline float4 " + name + "(" + params + ") {\n" +
+           "  " + T2 + " a[4] = {" + pack + "(a0, a1), " + pack + "(a2, a3), " + pack + "(a4, a5), " + pack + "(a6, a7)};\n" +
+           "  " + T2 + " b[2] = {" + pack + "(b0, b1), " + pack + "(b2, b3)};\n" +
+           "  float4 d = make_float4(c0, c1, c2, c3);\n"
+           "  const unsigned* ar = reinterpret_cast<const unsigned*>(a);\n"
+           "  const unsigned* br = reinterpret_cast<const unsigned*>(b);\n"
+           "  asm(\"mma.sync.aligned.m16n8k16.row.col.f32." + ty + "." + ty + ".f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+           "{%8, %9}, {%0, %1, %2, %3};\"\n"
+           "      : \"+f\"(d.x), \"+f\"(d.y), \"+f\"(d.z), \"+f\"(d.w)\n"
+           "      : \"r\"(ar[0]), \"r\"(ar[1]), \"r\"(ar[2]), \"r\"(ar[3]), \"r\"(br[0]), \"r\"(br[1]));\n"
+           "  return d;\n}";
+  });
+  std::string call = name + "(";
+  for (size_t k = 0; k < a.size(); k++) {
+    const bool reg16 = k < size_t(TensorCore::kA + TensorCore::kB);
+    std::string x = strip_parens(a[k]);
+    if (reg16 && !raw[k]) x = (bf ? "__float2bfloat16_rn(" : "__float2half_rn(") + x + ")";
+    call += (k ? ", " : "") + x;
+  }
+  return call + ")";
+}
+
 std::string CUDARenderer::render_gep(const std::string& vec, int64_t i) const {
   if (i < 0 || i > 3) throw Error("render: CUDA vector lane " + std::to_string(i) + " (CUDA vectors have x, y, z, w)");
   return vec + "." + "xyzw"[i];

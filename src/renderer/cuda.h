@@ -29,6 +29,7 @@ class CUDARenderer : public CStyleRenderer {
   bool vectorizes(Ops op, DType scalar) const override;
   bool vector_width_ok(int width) const override { return width == 2 || width == 4; }
   bool aligned_vectors() const override { return true; }
+  const std::vector<TensorCore>& tensor_cores() const override { return cuda_tensor_cores(); }
   const std::string& arch() const { return arch_; }
   // Most threads a block may have, and the most threads the heuristics put in one block.
   static constexpr int kMaxLocal = 1024;
@@ -48,6 +49,8 @@ class CUDARenderer : public CStyleRenderer {
   std::string render_gep(const std::string& vec, int64_t i) const override;
   std::string render_special(const NamedRange& r) const override;
   std::string render_barrier() const override { return "__syncthreads();"; }
+  std::string render_wmma(const UOp& u, const std::vector<std::string>& operands, const std::vector<bool>& raw,
+                          Prelude& pre) const override;
   std::string render_define_local(const std::string& name, DType dt, int64_t size) const override {
     return "__shared__ " + buffer_type_name(dt) + " " + name + "[" + std::to_string(size) + "]";
   }

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "renderer/tensor_core.h"
 #include "uop/uop.h"
 
 namespace tg {
@@ -26,6 +27,11 @@ class Renderer {
   virtual bool aligned_vectors() const { return false; }
   // CPU threads a kernel may be split across (OptOps.THREAD, SPECIAL core_id); 1 means no threading.
   virtual int threads() const { return 1; }
+  // The tensor cores codegen may use (OptOps.TC, WMMA nodes); none by default.
+  virtual const std::vector<TensorCore>& tensor_cores() const {
+    static const std::vector<TensorCore> none;
+    return none;
+  }
   virtual std::string device() const = 0;
 };
 

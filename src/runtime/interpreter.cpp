@@ -9,6 +9,7 @@
 #include <cstring>
 #include <unordered_map>
 
+#include "renderer/tensor_core.h"
 #include "tg/error.h"
 #include "uop/exec_alu.h"
 
@@ -41,6 +42,7 @@ struct Instr {
   int32_t aux = 0;         // DEFINE_VAR: position in vars; SPECIAL: dimension 0..2
   SpecialKind special = SpecialKind::kGroup;
   Num imm;  // CONST value, already in the node's dtype
+  std::vector<int32_t> wide;  // WMMA: all its source slots (A's, B's, then C's registers)
 };
 
 // Where the threads of a launch stand.
@@ -68,7 +70,7 @@ std::string node_str(int32_t pos, const UOp& u) {
 // Every node kind of codegen/program.h; the ALU ops are those after BARRIER.
 constexpr Ops kExecuted[] = {Ops::DEFINE_GLOBAL, Ops::DEFINE_VAR, Ops::SPECIAL, Ops::CONST, Ops::RANGE, Ops::ENDRANGE,
                              Ops::DEFINE_ACC, Ops::ASSIGN, Ops::LOAD, Ops::STORE, Ops::IF, Ops::ENDIF, Ops::DEFINE_LOCAL,
-                             Ops::BARRIER,
+                             Ops::BARRIER, Ops::WMMA, Ops::GEP,
                              // ALU
                              Ops::ADD, Ops::MUL, Ops::SUB, Ops::IDIV, Ops::MOD, Ops::MAX, Ops::CMPLT, Ops::CMPNE,
                              Ops::AND, Ops::OR, Ops::XOR, Ops::SHL, Ops::SHR, Ops::FDIV, Ops::WHERE, Ops::MULACC,
@@ -157,11 +159,11 @@ class PlanBuilder {
   void decode(int32_t pos) {
     const UOp& u = *spec_.uops[size_t(pos)];
     if (!index_.emplace(&u, pos).second) fail(pos, "appears twice in the program");
-    if (u.dtype.count != 1) fail(pos, "is a vector: vector dtypes are not supported yet");
+    if (u.dtype.count != 1 && u.op != Ops::WMMA) fail(pos, "is a vector: vector dtypes are not supported yet");
     Instr in;
     in.op = u.op;
     in.dtype = u.dtype;
-    if (u.src.size() > in.src.size()) fail(pos, "has too many sources");
+    if (u.src.size() > in.src.size() && u.op != Ops::WMMA) fail(pos, "has too many sources");
     int32_t cur = open_.back().block;
     for (size_t k = 0; k < u.src.size(); k++) {
       auto it = index_.find(u.src[k].get());
@@ -169,16 +171,21 @@ class PlanBuilder {
         fail(pos, "uses a " + std::string(op_name(u.src[k]->op)) + " that is not earlier in the program");
       if (!visible(def_block_[size_t(it->second)], cur))
         fail(pos, "uses uop " + std::to_string(it->second) + " outside the loop or IF that defines it");
-      in.src[k] = p_.code[size_t(it->second)].out;
+      const int32_t slot = p_.code[size_t(it->second)].out;
+      if (u.op == Ops::WMMA) in.wide.push_back(slot);
+      if (k < in.src.size()) in.src[k] = slot;
       // Only ordering sources may be void (a BARRIER's stores, an ENDIF's IF, the BARRIER a LOAD of shared
       // memory waits for): a value read must exist.
       bool ordering = u.op == Ops::BARRIER || u.op == Ops::ENDIF || (u.op == Ops::LOAD && k == 2 && u.src.size() == 3);
-      if (in.src[k] == kNone && !ordering)
+      if (slot == kNone && !ordering)
         fail(pos, "reads uop " + std::to_string(it->second) + ", which has no value");
     }
     in.nsrc = uint8_t(u.src.size());
     int32_t def_block = cur;
-    if (u.dtype != dtypes::void_ && u.op != Ops::ASSIGN) in.out = p_.n_slots++;
+    if (u.dtype != dtypes::void_ && u.op != Ops::ASSIGN) {
+      in.out = p_.n_slots;
+      p_.n_slots += u.dtype.count;  // a WMMA's lanes take consecutive slots
+    }
     auto need_src = [&](size_t n) {
       if (u.src.size() != n) fail(pos, "needs " + std::to_string(n) + " sources, has " + std::to_string(u.src.size()));
     };
@@ -263,6 +270,18 @@ class PlanBuilder {
         break;
       case Ops::BARRIER:
         break;  // sources only order it after the stores it waits for
+      case Ops::WMMA:
+        check_wmma(pos, u);
+        break;
+      case Ops::GEP: {
+        need_src(1);
+        const int64_t* lane = std::get_if<int64_t>(&u.arg);
+        if (u.src[0]->op != Ops::WMMA) fail(pos, "takes a lane of a WMMA (the only vectors here)");
+        if (!lane || *lane < 0 || *lane >= u.src[0]->dtype.count) fail(pos, "has no lane " + u.arg_repr());
+        if (u.dtype != u.src[0]->dtype.scalar_type()) fail(pos, "must have the WMMA's element dtype");
+        in.aux = int32_t(*lane);
+        break;
+      }
       case Ops::DEFINE_ACC:
         // tinygrad also lists the RANGEs an accumulator belongs to after the init; they carry no value.
         if (u.src.empty()) fail(pos, "needs an init source");
@@ -331,6 +350,19 @@ class PlanBuilder {
       default:
         for (size_t k = 0; k < n; k++) same(k, u.dtype);
     }
+  }
+
+  // WMMA(A's kA registers, B's kB, C's kC) -> kC lanes, a warp-wide op of renderer/tensor_core.h.
+  void check_wmma(int32_t pos, const UOp& u) const {
+    const std::string* nm = std::get_if<std::string>(&u.arg);
+    const TensorCore* tc = nm ? TensorCore::from_name(*nm) : nullptr;
+    if (!tc) fail(pos, "names no tensor core: " + u.arg_repr());
+    const size_t na = TensorCore::kA, nb = TensorCore::kB, nc = TensorCore::kC;
+    if (u.src.size() != na + nb + nc) fail(pos, "needs " + std::to_string(na + nb + nc) + " sources");
+    for (size_t k = 0; k < u.src.size(); k++)
+      if (u.src[k]->dtype != (k < na + nb ? tc->in : tc->acc))
+        fail(pos, "register " + std::to_string(k) + " is " + u.src[k]->dtype.repr());
+    if (u.dtype != tc->acc.vec(int(nc))) fail(pos, "must give " + tc->acc.vec(int(nc)).repr());
   }
 
   int32_t open_block(int32_t pos) {
@@ -518,7 +550,30 @@ class Executor {
         fail_at(*waiting, waiting->pc,
                 "is reached by only " + std::to_string(group.size() - done) + " of " + std::to_string(group.size()) +
                     " threads of the workgroup");
+      if (p_.code[waiting->pc].op == Ops::WMMA) wmma(group, waiting->pc);
       for (ThreadCtx& t : group) t.pc++;  // everyone passes the barrier together
+    }
+  }
+
+  // A WMMA runs when every thread of the workgroup stands at it: each warp (32 threads of consecutive
+  // linear ids, as on the GPU) multiplies its lanes' registers together.
+  void wmma(std::vector<ThreadCtx>& group, size_t pc) const {
+    const Instr& in = p_.code[pc];
+    const int lanes = TensorCore::kLanes;
+    if (group.size() % size_t(lanes) != 0)
+      fail_at(group[0], pc, "needs whole warps of 32 threads, the workgroup has " + std::to_string(group.size()));
+    const size_t na = TensorCore::kA, nb = TensorCore::kB, nc = TensorCore::kC;
+    for (size_t w = 0; w < group.size(); w += size_t(lanes)) {
+      const size_t nl = size_t(lanes);
+      std::vector<std::vector<double>> a(nl), b(nl), c(nl);
+      for (size_t l = 0; l < size_t(lanes); l++) {
+        const std::vector<Num>& v = group[w + l].vals;
+        for (size_t k = 0; k < na + nb + nc; k++)
+          (k < na ? a : k < na + nb ? b : c)[l].push_back(v[size_t(in.wide[k])].f);
+      }
+      std::vector<std::vector<double>> d = emulate_mma(a, b, c);
+      for (size_t l = 0; l < size_t(lanes); l++)
+        for (size_t i = 0; i < nc; i++) group[w + l].vals[size_t(in.out) + i] = Num{0, d[l][i]};
     }
   }
 
@@ -614,8 +669,12 @@ class Executor {
           }
           break;
         case Ops::BARRIER:
+        case Ops::WMMA:  // warp-wide: every thread must get here first (run_group)
           t.pc = pc;
           return Stop::kBarrier;
+        case Ops::GEP:
+          v[in.out] = v[in.src[0] + in.aux];
+          break;
         case Ops::DEFINE_ACC:
           v[in.out] = cast_num(v[in.src[0]], in.src_dtype, in.dtype);
           break;

@@ -98,6 +98,10 @@ class InterpRenderer : public Renderer {
   }
   bool has_local() const override { return gpu_ != nullptr; }
   int64_t max_local_size() const override { return gpu_ ? gpu_->max_local_size() : 1; }
+  // The interpreter emulates the GPU's tensor cores (renderer/tensor_core.h), warp by warp.
+  const std::vector<TensorCore>& tensor_cores() const override {
+    return gpu_ ? gpu_->tensor_cores() : Renderer::tensor_cores();
+  }
   // Ops outside program.h's list (THREEFRY ...) must be decomposed by codegen before they reach us.
   bool supports(Ops op) const override { return Interpreter::executes(op); }
   std::string device() const override { return "INTERP"; }

@@ -75,6 +75,14 @@ std::vector<std::pair<std::string, std::function<Tensor()>>> programs() {
        [&] {
          return Tensor::rand({2, 3, 12, 12}).conv2d(Tensor::rand({8, 3, 3, 3})).relu().max_pool2d();
        }},
+      {"tensor cores fp16",
+       [&] {
+         return Tensor::rand({64, 96}).half().matmul(Tensor::rand({96, 48}).half()).relu();
+       }},
+      {"tensor cores bf16",
+       [&] {
+         return Tensor::rand({2, 32, 64}).cast(dt::bfloat16).matmul(Tensor::rand({2, 64, 16}).cast(dt::bfloat16));
+       }},
       {"randn threefry", [&] { return Tensor::randn({1000}); }},
       {"transcendental activations", [&] { return f().gelu() + f().tanh() + f().erf() + f().sigmoid(); }},
   };

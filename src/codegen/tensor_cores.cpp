@@ -1,0 +1,133 @@
+// OptOps.TC: give a matmul-shaped kernel a tensor core (renderer/tensor_core.h).
+//
+// The kernel must reduce (ADD, in the tensor core's accumulator dtype) products of two loads A and B of its
+// input dtype, with an output dim M that B does not depend on, an output dim N that A does not depend on
+// and a reduce dim K both do, each a multiple of the tensor core's size. Those dims are split as the
+// hardware lays out one warp's work (lane 4g + t):
+//
+//   M = (.., M_HI 2 [UPCAST], g 8 [LOCAL])         m = 8 * M_HI + g
+//   N = (.., t 4 [LOCAL], N_LO 2 [UPCAST])          n = 2 * t + N_LO
+//   K = (.., K_HI 2, K_MID 4, K_LO 2 [UNROLL])      k = 8 * K_HI + 2 * K_MID + K_LO
+//
+// which is C's layout: a lane holds C's register M_HI * 2 + N_LO at (m, n). A and B hold other elements in
+// their registers, so their views are swizzled: in A's view the lane dim t walks K (by 2, as K_MID did)
+// instead of N; in B's, g walks N (all 8 columns, as 2 * t + N_LO did) and t walks K. K_MID then indexes
+// nothing: the hardware sums over it across the lanes. The lowerer gathers each lane's registers from the
+// register dims and emits one WMMA per warp tile (codegen/lowerer.cpp).
+#include <algorithm>
+
+#include "codegen/kernel.h"
+#include "tg/context.h"
+
+namespace tg {
+namespace {
+
+const UOp* strip_cast(const UOp* u) { return u->op == Ops::CAST ? u->src.at(0).get() : u; }
+
+}  // namespace
+
+void Kernel::apply_tc(const Opt& opt) {
+  auto fail = [&](const std::string& why) { throw KernelOptError("apply_opt " + opt.repr() + " on " + name() + ": " + why); };
+  if (!applied_.empty()) fail("a tensor core must be the first opt");
+  if (opt.axis != 0) fail("axis picks the tensor core and must be 0");
+  if (!reduce_ || reduce_->get<ReduceArg>().op != Ops::ADD) fail("needs a sum");
+  // SUM(CAST(MUL(a, b))) or SUM(MUL(CAST(a), CAST(b))) of two loads
+  const UOp* mul = strip_cast(reduce_->src.at(0).get());
+  if (mul->op != Ops::MUL) fail("needs a sum of products");
+  const UOp* la = strip_cast(mul->src.at(0).get());
+  const UOp* lb = strip_cast(mul->src.at(1).get());
+  if (la->op != Ops::LOAD || lb->op != Ops::LOAD) fail("needs products of two loads");
+  const TensorCore* tc = nullptr;
+  for (const TensorCore& t : renderer_.tensor_cores())
+    if (t.in == la->dtype && t.in == lb->dtype && t.acc == reduce_->dtype) tc = &t;
+  if (!tc) fail("no tensor core for " + la->dtype.repr() + " x " + lb->dtype.repr() + " -> " + reduce_->dtype.repr());
+  auto view_index = [&](const UOp* load) {
+    return size_t(std::find(views_.begin(), views_.end(), load->src.at(1).get()) - views_.begin());
+  };
+  size_t ia = view_index(la), ib = view_index(lb);
+  if (ia == ib) fail("A and B read through the same view");
+  for (size_t i : {size_t(0), ia, ib})
+    if (sts_[i].views.size() != 1 || sts_[i].views.back().mask) fail("needs plain strided views (no mask)");
+  // The innermost dims that fit each role.
+  int m = -1, n = -1, k = -1;
+  for (int d = 0; d < first_reduce(); d++) {
+    int64_t sa = stride_of(ia, d), sb = stride_of(ib, d), s = full_shape_[size_t(d)];
+    if (s <= 0 || stride_of(0, d) <= 0) continue;
+    if (sb == 0 && sa > 0 && s % tc->m == 0) m = d;
+    if (sa == 0 && sb > 0 && s % tc->n == 0) n = d;
+  }
+  for (int d = first_reduce(); d < int(full_shape_.size()); d++)
+    if (stride_of(ia, d) > 0 && stride_of(ib, d) > 0 && full_shape_[size_t(d)] % tc->k == 0 && full_shape_[size_t(d)] > 0)
+      k = d;
+  if (m < 0 || n < 0 || k < 0)
+    fail("needs M, N and K dims that are multiples of " + std::to_string(tc->m) + ", " + std::to_string(tc->n) + ", " +
+         std::to_string(tc->k) + " in " + name());
+
+  // Split K, then the later of M and N, then the earlier: a split moves only dims after the one split (its
+  // new dims join the LOCAL/UPCAST/UNROLL regions after the loops, a remainder of 1 is dropped).
+  shift_to(k, 2, false, AxisKind::UNROLL, TcRole::K_LO);
+  shift_to(k, 4, false, AxisKind::UNROLL, TcRole::K_MID);
+  shift_to(k, 2, false, AxisKind::UNROLL, TcRole::K_HI);
+  auto split_m = [&] {
+    shift_to(m, 8, false, AxisKind::LOCAL, TcRole::LANE_G);
+    shift_to(m, 2, false, AxisKind::UPCAST, TcRole::M_HI);
+  };
+  auto split_n = [&] {
+    shift_to(n, 2, false, AxisKind::UPCAST, TcRole::N_LO);
+    shift_to(n, 4, false, AxisKind::LOCAL, TcRole::LANE_T);
+  };
+  if (m > n) split_m(), split_n();
+  else split_n(), split_m();
+  for (TcRole r : {TcRole::LANE_G, TcRole::LANE_T, TcRole::M_HI, TcRole::N_LO, TcRole::K_HI, TcRole::K_MID, TcRole::K_LO})
+    if (dim_of(r) < 0) throw Error("apply_tc: lost the tensor core dim " + std::to_string(int(r)) + " in " + name());
+
+  // Swizzle A and B to their register layouts.
+  const size_t g = size_t(dim_of(TcRole::LANE_G)), t = size_t(dim_of(TcRole::LANE_T));
+  const size_t nlo = size_t(dim_of(TcRole::N_LO)), kmid = size_t(dim_of(TcRole::K_MID));
+  auto swizzle = [&](size_t i, bool is_b) {
+    const View& v = sts_[i].views.back();
+    Shape st = v.strides;
+    st[t] = st[kmid];
+    st[kmid] = 0;
+    if (is_b) {
+      st[g] = st[nlo];
+      st[nlo] = 0;
+    }
+    sts_[i] = ShapeTracker{{View::create(v.shape, st, v.offset)}};
+  };
+  swizzle(ia, false);
+  swizzle(ib, true);
+  tc_ = TcSetup{*tc, ia, ib};
+  applied_.push_back(opt);
+}
+
+}  // namespace tg
+
+namespace tg {
+
+static ContextVar TC("TC", 1);
+
+bool Kernel::tensor_core_opts(const std::function<bool(const Opt&)>& try_opt) {
+  if (TC <= 0 || renderer_.tensor_cores().empty() || !try_opt({OptOps::TC, 0, 0})) return false;
+  // The output loops along M (B does not read them) and N (A does not), innermost first.
+  auto along = [&](size_t reads, size_t ignores) {
+    for (int d = first_reduce() - 1; d >= 0; d--)
+      if (kinds_[size_t(d)] == AxisKind::LOOP && stride_of(reads, d) > 0 && stride_of(ignores, d) == 0) return d;
+    return -1;
+  };
+  // A register tile of warp tiles: 4 x 4 tiles (64 x 32 per warp) share each lane's A and B registers.
+  for (bool m_side : {true, false}) {
+    int d = m_side ? along(tc_->a, tc_->b) : along(tc_->b, tc_->a);
+    if (d < 0) continue;
+    for (int amt : {4, 2})
+      if (full_shape_[size_t(d)] % amt == 0 && try_opt({OptOps::UPCAST, d, amt})) break;
+  }
+  // Warps of a block: side by side along N, so they read the same rows of A.
+  int n = along(tc_->b, tc_->a);
+  if (n >= 0)
+    for (int amt : {4, 2})
+      if (full_shape_[size_t(n)] % amt == 0 && try_opt({OptOps::LOCAL, n, amt})) break;
+  return true;
+}
+
+}  // namespace tg

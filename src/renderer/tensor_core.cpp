@@ -1,0 +1,58 @@
+#include "renderer/tensor_core.h"
+
+#include "tg/error.h"
+
+namespace tg {
+
+std::string TensorCore::name() const {
+  return "WMMA_" + std::to_string(m) + "_" + std::to_string(n) + "_" + std::to_string(k) + "_" + in.repr().substr(7) +
+         "_" + acc.repr().substr(7);
+}
+
+const std::vector<TensorCore>& cuda_tensor_cores() {
+  static const std::vector<TensorCore> tcs{{16, 8, 16, dtypes::float16, dtypes::float32},
+                                           {16, 8, 16, dtypes::bfloat16, dtypes::float32}};
+  return tcs;
+}
+
+const TensorCore* TensorCore::from_name(const std::string& name) {
+  for (const TensorCore& tc : cuda_tensor_cores())
+    if (tc.name() == name) return &tc;
+  return nullptr;
+}
+
+std::vector<std::vector<double>> emulate_mma(const std::vector<std::vector<double>>& a,
+                                             const std::vector<std::vector<double>>& b,
+                                             const std::vector<std::vector<double>>& c) {
+  const TensorCore shape{16, 8, 16, dtypes::float16, dtypes::float32};
+  if (a.size() != TensorCore::kLanes || b.size() != TensorCore::kLanes || c.size() != TensorCore::kLanes)
+    throw Error("emulate_mma: needs the registers of 32 lanes");
+  std::vector<std::vector<double>> A(size_t(shape.m), std::vector<double>(size_t(shape.k)));
+  std::vector<std::vector<double>> B(size_t(shape.k), std::vector<double>(size_t(shape.n)));
+  std::vector<std::vector<double>> C(size_t(shape.m), std::vector<double>(size_t(shape.n)));
+  for (int l = 0; l < TensorCore::kLanes; l++) {
+    for (int i = 0; i < TensorCore::kA; i++) {
+      auto [r, col] = TensorCore::a_elem(l, i);
+      A[size_t(r)][size_t(col)] = a[size_t(l)].at(size_t(i));
+    }
+    for (int i = 0; i < TensorCore::kB; i++) {
+      auto [r, col] = TensorCore::b_elem(l, i);
+      B[size_t(r)][size_t(col)] = b[size_t(l)].at(size_t(i));
+    }
+    for (int i = 0; i < TensorCore::kC; i++) {
+      auto [r, col] = TensorCore::c_elem(l, i);
+      C[size_t(r)][size_t(col)] = c[size_t(l)].at(size_t(i));
+    }
+  }
+  std::vector<std::vector<double>> d(size_t(TensorCore::kLanes), std::vector<double>(size_t(TensorCore::kC)));
+  for (int l = 0; l < TensorCore::kLanes; l++)
+    for (int i = 0; i < TensorCore::kC; i++) {
+      auto [r, col] = TensorCore::c_elem(l, i);
+      float acc = float(C[size_t(r)][size_t(col)]);
+      for (int kk = 0; kk < shape.k; kk++) acc = float(double(acc) + A[size_t(r)][size_t(kk)] * B[size_t(kk)][size_t(col)]);
+      d[size_t(l)][size_t(i)] = acc;
+    }
+  return d;
+}
+
+}  // namespace tg

@@ -1,0 +1,165 @@
+// Tensor cores (OptOps.TC, codegen/tensor_cores.cpp, renderer/tensor_core.h): which kernels take one, the
+// CUDA source they give, and their values. The values run on the default device, so the op suite runs them
+// again on the interpreter emulating CUDA (which lowers half/bf16 matmuls to WMMA and emulates the warp's
+// mma) and, with `ctest -L cuda`, on a GPU's tensor cores. Inputs are small integers: every product and sum is
+// exact, so all devices must agree exactly.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "codegen/kernel.h"
+#include "codegen/linearize.h"
+#include "codegen/lowerer.h"
+#include "renderer/c.h"
+#include "renderer/cuda.h"
+#include "schedule/schedule.h"
+#include "tg/context.h"
+#include "tg/tg.h"
+
+using tg::Opt;
+using tg::OptOps;
+using tg::Tensor;
+namespace dt = tg::dtypes;
+
+namespace {
+
+tg::UOpPtr last_ast(const Tensor& t) {
+  tg::Schedule s = tg::create_schedule({t.uop()});
+  EXPECT_FALSE(s.items.empty());
+  return s.items.back().ast;
+}
+
+std::string render(tg::Kernel& k, const tg::Renderer& r) {
+  return r.render(k.name(), tg::linearize_kernel(tg::lower_kernel(k)));
+}
+
+bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+std::vector<float> small_ints(size_t n, int seed) {
+  std::vector<float> v(n);
+  uint32_t x = uint32_t(seed) * 2654435761u + 7u;
+  for (auto& e : v) {
+    x = x * 1664525u + 1013904223u;
+    e = float(int((x >> 9) % 9u) - 4);
+  }
+  return v;
+}
+
+// C = A @ B for row-major (batch, m, k) x (batch, k, n) in double.
+std::vector<double> matmul_ref(const std::vector<float>& a, const std::vector<float>& b, int64_t batch, int64_t m,
+                               int64_t k, int64_t n) {
+  std::vector<double> c(size_t(batch * m * n), 0.0);
+  for (int64_t z = 0; z < batch; z++)
+    for (int64_t i = 0; i < m; i++)
+      for (int64_t j = 0; j < n; j++)
+        for (int64_t l = 0; l < k; l++)
+          c[size_t((z * m + i) * n + j)] += double(a[size_t((z * m + i) * k + l)]) * b[size_t((z * k + l) * n + j)];
+  return c;
+}
+
+// x rounded to bfloat16 (nearest even), as the bf16 output of a matmul is; float16 holds these sums exactly.
+double round_bf16(double x) {
+  float f = float(x);
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  bits = (bits + 0x7fffu + ((bits >> 16) & 1u)) & 0xffff0000u;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+}  // namespace
+
+TEST(TensorCores, WhichKernelsTakeOne) {
+  tg::CUDARenderer cuda;
+  Tensor a = Tensor::empty({64, 32}, {.dtype = dt::float16}), b = Tensor::empty({32, 48}, {.dtype = dt::float16});
+  tg::Kernel k(last_ast(a.matmul(b)), cuda);
+  k.apply_opt({OptOps::TC, 0, 0});
+  ASSERT_TRUE(k.tensor_core().has_value());
+  // the lanes: LOCAL g (8) then t (4), innermost; registers M_HI, N_LO (UPCAST), K_HI, K_MID, K_LO (UNROLL)
+  EXPECT_EQ(k.local_size(), 32);
+  for (tg::TcRole r : {tg::TcRole::LANE_G, tg::TcRole::LANE_T, tg::TcRole::M_HI, tg::TcRole::N_LO, tg::TcRole::K_HI,
+                       tg::TcRole::K_MID, tg::TcRole::K_LO})
+    EXPECT_GE(k.dim_of(r), 0) << int(r);
+  EXPECT_EQ(k.dim_of(tg::TcRole::LANE_T), k.dim_of(tg::TcRole::LANE_G) + 1);
+  // more warps go outside the lanes
+  k.apply_opt({OptOps::LOCAL, 1, 2});
+  EXPECT_EQ(k.dim_of(tg::TcRole::LANE_T), k.dim_of(tg::TcRole::LANE_G) + 1);
+  EXPECT_EQ(k.kinds()[size_t(k.dim_of(tg::TcRole::LANE_G) - 1)], tg::AxisKind::LOCAL);
+  EXPECT_THROW(k.apply_opt({OptOps::GROUP, 0, 2}), tg::KernelOptError);
+
+  auto refuses = [&](const Tensor& t, const tg::Renderer& r, const char* why) {
+    tg::Kernel kk(last_ast(t), r);
+    EXPECT_THROW(kk.apply_opt({OptOps::TC, 0, 0}), tg::KernelOptError) << why;
+    EXPECT_FALSE(kk.tensor_core().has_value()) << why;
+  };
+  Tensor f32a = Tensor::empty({64, 32}), f32b = Tensor::empty({32, 48});
+  refuses(f32a.matmul(f32b), cuda, "float32 has no tensor core here");
+  refuses(a.matmul(b), tg::ClangRenderer(), "the CPU has no tensor cores");
+  refuses(Tensor::empty({64, 24}, {.dtype = dt::float16}).matmul(Tensor::empty({24, 48}, {.dtype = dt::float16})), cuda,
+          "K = 24 is not a multiple of 16");
+  refuses(a.pad({{0, 0}, {0, 16}}).matmul(Tensor::empty({48, 48}, {.dtype = dt::float16})), cuda, "a padded operand");
+  refuses((a + a).sum(1), cuda, "not a sum of products");
+  tg::Kernel late(last_ast(a.matmul(b)), cuda);
+  late.apply_opt({OptOps::UPCAST, 0, 2});
+  EXPECT_THROW(late.apply_opt({OptOps::TC, 0, 0}), tg::KernelOptError) << "TC comes first";
+  {
+    tg::Context off({{"TC", 0}});
+    tg::Kernel h(last_ast(a.matmul(b)), cuda);
+    h.hand_coded_optimizations();
+    EXPECT_FALSE(h.tensor_core().has_value()) << "TC=0 turns them off";
+  }
+  tg::Kernel h(last_ast(a.matmul(b)), cuda);
+  h.hand_coded_optimizations();
+  EXPECT_TRUE(h.tensor_core().has_value()) << "the default heuristics pick a tensor core for a half matmul";
+}
+
+TEST(TensorCores, CudaSourceUsesMma) {
+  tg::CUDARenderer cuda;
+  for (tg::DType t : {dt::float16, dt::bfloat16}) {
+    Tensor a = Tensor::empty({32, 32}, {.dtype = t}), b = Tensor::empty({32, 16}, {.dtype = t});
+    tg::Kernel k(last_ast(a.matmul(b)), cuda);
+    k.hand_coded_optimizations();
+    std::string src = render(k, cuda);
+    const std::string ty = t == dt::float16 ? "f16" : "bf16";
+    EXPECT_TRUE(has(src, "mma.sync.aligned.m16n8k16.row.col.f32." + ty + "." + ty + ".f32")) << src;
+    // operands stay 16-bit from the load to the instruction
+    EXPECT_TRUE(has(src, t == dt::float16 ? "half val0 = data1[" : "__nv_bfloat16 val0 = data1[")) << src;
+    EXPECT_FALSE(has(src, "__float2half_rn(val")) << src;
+    EXPECT_TRUE(has(src, "__launch_bounds__(32)") || has(src, "__launch_bounds__(64)") ||
+                has(src, "__launch_bounds__(128)"))
+        << src;
+  }
+}
+
+TEST(TensorCores, MatmulValues) {
+  struct Case {
+    int64_t batch, m, k, n;
+  };
+  for (tg::DType t : {dt::float16, dt::bfloat16})
+    for (Case c : {Case{1, 16, 16, 8}, Case{1, 32, 48, 24}, Case{1, 64, 32, 128}, Case{1, 48, 16, 40},
+                   Case{2, 32, 16, 24}, Case{1, 20, 32, 8}}) {
+      std::vector<float> av = small_ints(size_t(c.batch * c.m * c.k), 1), bv = small_ints(size_t(c.batch * c.k * c.n), 2);
+      Tensor a = Tensor(av, {c.batch, c.m, c.k}).cast(t), b = Tensor(bv, {c.batch, c.k, c.n}).cast(t);
+      std::vector<double> want = matmul_ref(av, bv, c.batch, c.m, c.k, c.n);
+      if (t == dt::bfloat16)
+        for (double& w : want) w = round_bf16(w);
+      std::vector<float> got = a.matmul(b).cast(dt::float32).tolist<float>();
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t i = 0; i < got.size(); i++)
+        ASSERT_EQ(got[i], want[i]) << t.repr() << " " << c.batch << "x" << c.m << "x" << c.k << "x" << c.n << " at " << i;
+    }
+}
+
+TEST(TensorCores, EpilogueAndTransposedOperand) {
+  // relu(x @ w.T + bias): B read transposed (K contiguous), an elementwise epilogue on the accumulators
+  const int64_t m = 32, k = 64, n = 16;
+  std::vector<float> xv = small_ints(size_t(m * k), 3), wv = small_ints(size_t(n * k), 4), bias = small_ints(size_t(n), 5);
+  Tensor x = Tensor(xv, {m, k}).half(), w = Tensor(wv, {n, k}).half(), bb = Tensor(bias, {n}).half();
+  std::vector<float> got = (x.matmul(w.T()) + bb).relu().cast(dt::float32).tolist<float>();
+  for (int64_t i = 0; i < m; i++)
+    for (int64_t j = 0; j < n; j++) {
+      double s = bias[size_t(j)];
+      for (int64_t l = 0; l < k; l++) s += double(xv[size_t(i * k + l)]) * wv[size_t(j * k + l)];
+      ASSERT_EQ(got[size_t(i * n + j)], std::max(s, 0.0)) << i << "," << j;
+    }
+}
