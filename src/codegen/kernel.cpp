@@ -96,7 +96,8 @@ int64_t Kernel::local_size() const {
 
 int64_t Kernel::upcast_size() const {
   int64_t n = 1;
-  for (size_t d = size_t(first_upcast()); d < full_shape_.size(); d++) n *= full_shape_[d];
+  for (size_t d = size_t(first_upcast()); d < full_shape_.size(); d++)
+    if (roles_.empty() || roles_[d] != TcRole::K_MID) n *= full_shape_[d];  // K_MID is summed across lanes: no copies
   return n;
 }
 
