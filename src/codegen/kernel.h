@@ -127,6 +127,8 @@ class Kernel {
   // makes it not a plain stride.
   int64_t stride_of(size_t i, int d) const;
   bool is_expanded_in_some_load(int d) const;
+  // Stride of dim d in the last view of tracker i, whatever views lie below it (-1 when that view is masked).
+  int64_t last_view_stride(size_t i, int d) const;
   // hand_coded_optimizations on renderers with tensor cores: TC plus register tiles and warps for a matmul;
   // false (and no opt applied) when the kernel cannot take one or TC=0.
   bool tensor_core_opts(const std::function<bool(const Opt&)>& try_opt);

@@ -26,6 +26,12 @@ const UOp* strip_cast(const UOp* u) { return u->op == Ops::CAST ? u->src.at(0).g
 
 }  // namespace
 
+int64_t Kernel::last_view_stride(size_t i, int d) const {
+  const View& v = sts_[i].views.back();
+  if (v.mask) return -1;
+  return full_shape_[size_t(d)] == 1 ? 0 : v.strides[size_t(d)];
+}
+
 void Kernel::apply_tc(const Opt& opt) {
   auto fail = [&](const std::string& why) { throw KernelOptError("apply_opt " + opt.repr() + " on " + name() + ": " + why); };
   if (!applied_.empty()) fail("a tensor core must be the first opt");
@@ -46,18 +52,22 @@ void Kernel::apply_tc(const Opt& opt) {
   };
   size_t ia = view_index(la), ib = view_index(lb);
   if (ia == ib) fail("A and B read through the same view");
+  // The swizzle permutes strides of the last view (the index into the views below it, which may be masked,
+  // as a convolution's padded input is): that view must have no mask of its own.
   for (size_t i : {size_t(0), ia, ib})
-    if (sts_[i].views.size() != 1 || sts_[i].views.back().mask) fail("needs plain strided views (no mask)");
+    if (sts_[i].views.back().mask) fail("needs operands whose last view has no mask");
+  if (sts_[0].views.size() != 1) fail("needs a plainly strided output");
+  auto stride = [&](size_t i, int d) { return last_view_stride(i, d); };
   // The innermost dims that fit each role.
   int m = -1, n = -1, k = -1;
   for (int d = 0; d < first_reduce(); d++) {
-    int64_t sa = stride_of(ia, d), sb = stride_of(ib, d), s = full_shape_[size_t(d)];
-    if (s <= 0 || stride_of(0, d) <= 0) continue;
+    int64_t sa = stride(ia, d), sb = stride(ib, d), s = full_shape_[size_t(d)];
+    if (s <= 0 || stride(0, d) <= 0) continue;
     if (sb == 0 && sa > 0 && s % tc->m == 0) m = d;
     if (sa == 0 && sb > 0 && s % tc->n == 0) n = d;
   }
   for (int d = first_reduce(); d < int(full_shape_.size()); d++)
-    if (stride_of(ia, d) > 0 && stride_of(ib, d) > 0 && full_shape_[size_t(d)] % tc->k == 0 && full_shape_[size_t(d)] > 0)
+    if (stride(ia, d) > 0 && stride(ib, d) > 0 && full_shape_[size_t(d)] % tc->k == 0 && full_shape_[size_t(d)] > 0)
       k = d;
   if (m < 0 || n < 0 || k < 0)
     fail("needs M, N and K dims that are multiples of " + std::to_string(tc->m) + ", " + std::to_string(tc->n) + ", " +
@@ -85,7 +95,7 @@ void Kernel::apply_tc(const Opt& opt) {
   const size_t g = size_t(dim_of(TcRole::LANE_G)), t = size_t(dim_of(TcRole::LANE_T));
   const size_t nlo = size_t(dim_of(TcRole::N_LO)), kmid = size_t(dim_of(TcRole::K_MID));
   auto swizzle = [&](size_t i, bool is_b) {
-    const View& v = sts_[i].views.back();
+    const View v = sts_[i].views.back();
     Shape st = v.strides;
     st[t] = st[kmid];
     st[kmid] = 0;
@@ -93,7 +103,7 @@ void Kernel::apply_tc(const Opt& opt) {
       st[g] = st[nlo];
       st[nlo] = 0;
     }
-    sts_[i] = ShapeTracker{{View::create(v.shape, st, v.offset)}};
+    sts_[i].views.back() = View::create(v.shape, st, v.offset);
   };
   swizzle(ia, false);
   swizzle(ib, true);
@@ -112,7 +122,8 @@ bool Kernel::tensor_core_opts(const std::function<bool(const Opt&)>& try_opt) {
   // The output loops along M (B does not read them) and N (A does not), innermost first.
   auto along = [&](size_t reads, size_t ignores) {
     for (int d = first_reduce() - 1; d >= 0; d--)
-      if (kinds_[size_t(d)] == AxisKind::LOOP && stride_of(reads, d) > 0 && stride_of(ignores, d) == 0) return d;
+      if (kinds_[size_t(d)] == AxisKind::LOOP && last_view_stride(reads, d) > 0 && last_view_stride(ignores, d) == 0)
+        return d;
     return -1;
   };
   // A register tile of warp tiles sharing each lane's registers: 2 along M x 8 along N (32 x 64 per warp), then

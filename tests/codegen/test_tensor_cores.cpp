@@ -5,6 +5,7 @@
 // exact, so all devices must agree exactly.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 
 #include "codegen/kernel.h"
@@ -162,4 +163,37 @@ TEST(TensorCores, EpilogueAndTransposedOperand) {
       for (int64_t l = 0; l < k; l++) s += double(xv[size_t(i * k + l)]) * wv[size_t(j * k + l)];
       ASSERT_EQ(got[size_t(i * n + j)], std::max(s, 0.0)) << i << "," << j;
     }
+}
+
+TEST(TensorCores, ConvolutionWithPaddedInput) {
+  // conv2d reads its input through a padded (masked) view under a strided window: the tensor core swizzles
+  // only the window's strides. Output width 16 is M, the output channels N, the input channels K.
+  const int64_t b = 2, cin = 16, cout = 8, h = 16, w = 16;
+  std::vector<float> xv = small_ints(size_t(b * cin * h * w), 6), wv = small_ints(size_t(cout * cin * 9), 7);
+  for (float& v : xv) v = std::fmod(v, 3.0f);  // |x| <= 2: every sum of 144 products stays exact in half
+  Tensor x = Tensor(xv, {b, cin, h, w}).half(), wt = Tensor(wv, {cout, cin, 3, 3}).half();
+  {
+    tg::CUDARenderer cuda;
+    // (its own tensors: create_schedule marks what it schedules as realized)
+    Tensor ex = Tensor::empty({b, cin, h, w}, {.dtype = dt::float16});
+    Tensor ew = Tensor::empty({cout, cin, 3, 3}, {.dtype = dt::float16});
+    tg::Kernel k(last_ast(ex.conv2d(ew, std::nullopt, 1, {1}, {1}, {1})), cuda);
+    k.hand_coded_optimizations();
+    EXPECT_TRUE(k.tensor_core().has_value()) << k.name();
+  }
+  std::vector<float> got = x.conv2d(wt, std::nullopt, 1, {1}, {1}, {1}).cast(dt::float32).tolist<float>();
+  for (int64_t n = 0; n < b; n++)
+    for (int64_t o = 0; o < cout; o++)
+      for (int64_t i = 0; i < h; i++)
+        for (int64_t j = 0; j < w; j++) {
+          double s = 0;
+          for (int64_t c = 0; c < cin; c++)
+            for (int64_t di = 0; di < 3; di++)
+              for (int64_t dj = 0; dj < 3; dj++) {
+                int64_t y = i + di - 1, z = j + dj - 1;
+                if (y < 0 || y >= h || z < 0 || z >= w) continue;
+                s += double(xv[size_t(((n * cin + c) * h + y) * w + z)]) * wv[size_t(((o * cin + c) * 3 + di) * 3 + dj)];
+              }
+          ASSERT_EQ(got[size_t(((n * cout + o) * h + i) * w + j)], s) << n << "," << o << "," << i << "," << j;
+        }
 }
