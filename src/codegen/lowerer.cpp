@@ -57,23 +57,55 @@ std::vector<std::string> launch_names(const Kernel& k) {
   return names;
 }
 
+// The dtype of this kernel's index math: int32 where every index it computes provably fits (cheaper, and
+// what GPUs index with natively), int64 where one may not. Bounds come from the shapes: a loop or launch
+// dim's size; each view's reach, offset + sum((s-1)*stride) over its dims, which bounds every partial sum
+// of idx*stride; and, for a view under another one (a reshape that could not merge), its row-major size,
+// which bounds the linear index that is unravelled into it. Masks compare indices with bounds inside the
+// shape, so they add nothing.
+DType index_dtype(const Kernel& k, const UOpPtr& ast) {
+  constexpr int64_t lim = INT32_MAX;
+  auto fits = [](int64_t v) { return v <= lim && v >= -lim; };
+  for (int64_t s : k.full_shape())
+    if (!fits(s)) return dtypes::int64;
+  for (const UOp* u : toposort(ast)) {
+    if (u->op != Ops::VIEW) continue;
+    const auto& views = u->get<ShapeTracker>().views;
+    for (size_t i = 0; i < views.size(); i++) {
+      const View& v = views[i];
+      if (i + 1 < views.size() && !fits(prod(v.shape))) return dtypes::int64;
+      int64_t lo = v.offset, hi = v.offset;
+      for (size_t d = 0; d < v.shape.size(); d++) {
+        if (v.shape[d] == 0) break;  // an empty view reads nothing
+        // |(s-1)*stride| of a checked shape and its strides stays far below int64's overflow for any real
+        // buffer; __int128 keeps a forged view from wrapping into a small value.
+        __int128 ext = __int128(v.shape[d] - 1) * v.strides[d];
+        __int128 nl = __int128(lo) + (ext < 0 ? ext : 0), nh = __int128(hi) + (ext > 0 ? ext : 0);
+        if (nl < -lim || nh > lim) return dtypes::int64;
+        lo = int64_t(nl), hi = int64_t(nh);
+      }
+    }
+  }
+  return dtypes::int32;
+}
+
 class Lowerer {
  public:
-  explicit Lowerer(const Kernel& k) : k_(k), ren_(k.renderer()) {
+  Lowerer(const Kernel& k, const UOpPtr& ast) : k_(k), ren_(k.renderer()), idx_dt_(index_dtype(k, ast)) {
     const Shape& fs = k.full_shape();
     const auto& kinds = k.kinds();
     const int vdim = k.vector_dim();
     const std::vector<std::string> launch = launch_names(k);
     for (size_t d = 0; d < fs.size(); d++) {
-      UOpPtr r = UOp::make(Ops::RANGE, dtypes::int32, {UOp::const_int(0), UOp::const_int(fs[d])}, int64_t(d));
+      UOpPtr r = UOp::make(Ops::RANGE, idx_dt_, {ci(0), ci(fs[d])}, int64_t(d));
       switch (kinds[d]) {
         case AxisKind::THREAD:
-          r = UOp::make(Ops::SPECIAL, dtypes::int32, {}, NamedRange{"core_id", 0, fs[d] - 1});
+          r = UOp::make(Ops::SPECIAL, idx_dt_, {}, NamedRange{"core_id", 0, fs[d] - 1});
           break;
         case AxisKind::LOOP:
         case AxisKind::LOCAL:
         case AxisKind::GROUP:
-          if (!launch[d].empty()) r = UOp::make(Ops::SPECIAL, dtypes::int32, {}, NamedRange{launch[d], 0, fs[d] - 1});
+          if (!launch[d].empty()) r = UOp::make(Ops::SPECIAL, idx_dt_, {}, NamedRange{launch[d], 0, fs[d] - 1});
           if (kinds[d] == AxisKind::GROUP) group_dims_.push_back(d);
           if (kinds[d] != AxisKind::LOOP) thread_dims_.push_back(d);
           break;
@@ -137,6 +169,8 @@ class Lowerer {
 
   const Kernel& k_;
   const Renderer& ren_;
+  const DType idx_dt_;  // int32 or int64: see index_dtype
+  UOpPtr ci(int64_t v) const { return UOp::const_int(v, idx_dt_); }
   std::vector<UOpPtr> dims_;  // per dim: RANGE, SPECIAL or placeholder
   std::vector<UOpPtr> reduce_ranges_;
   bool empty_reduce_ = false;  // some reduce dim has size 0
@@ -185,8 +219,8 @@ class Lowerer {
     return simplify(substitute(e, [&](const UOp* u) -> UOpPtr {
       if (u->op != Ops::RANGE) return nullptr;
       for (size_t i = 0; i < ua_.size(); i++)
-        if (u == ua_[i].ph.get()) return UOp::const_int(c[i]);
-      if (lane >= 0 && u == vph_.get()) return UOp::const_int(lane);
+        if (u == ua_[i].ph.get()) return ci(c[i]);
+      if (lane >= 0 && u == vph_.get()) return ci(lane);
       return nullptr;
     }));
   }
@@ -258,8 +292,8 @@ class Lowerer {
     const ShapeTracker& st = view->get<ShapeTracker>();
     std::vector<UOpPtr> idxs;
     for (size_t d = 0; d < st.shape().size(); d++)
-      idxs.push_back(st.shape()[d] == 1 ? UOp::const_int(0) : dims_.at(d));
-    return to_indexed_uops(st, idxs);
+      idxs.push_back(st.shape()[d] == 1 ? ci(0) : dims_.at(d));
+    return to_indexed_uops(st, idxs, idx_dt_);
   }
 
   // The index at vector lane 0 when idx steps by exactly 1 along the vector dim and valid does not depend
@@ -508,15 +542,15 @@ class Lowerer {
   UOpPtr group_reduce(Ops op, const UOpPtr& part) {
     if (!part) throw Error("lower: a grouped reduce with vector lanes");
     const Shape& fs = k_.full_shape();
-    UOpPtr slot = UOp::const_int(0);
-    for (size_t d : thread_dims_) slot = slot * UOp::const_int(fs[d]) + dims_[d];
+    UOpPtr slot = ci(0);
+    for (size_t d : thread_dims_) slot = slot * ci(fs[d]) + dims_[d];
     UOpPtr temp = UOp::make(Ops::DEFINE_LOCAL, part->dtype.pointer(true), {}, NamedRange{"temp0", 0, k_.local_size() - 1});
     UOpPtr store = UOp::make(Ops::STORE, dtypes::void_, {temp, simplify(slot), part});
     UOpPtr barrier = UOp::make(Ops::BARRIER, dtypes::void_, {store});
     std::vector<UOpPtr> loops;
     std::unordered_map<const UOp*, UOpPtr> to_loop;
     for (size_t d : group_dims_) {
-      loops.push_back(UOp::make(Ops::RANGE, dtypes::int32, {UOp::const_int(0), UOp::const_int(fs[d])},
+      loops.push_back(UOp::make(Ops::RANGE, idx_dt_, {ci(0), ci(fs[d])},
                                 int64_t(fs.size() + d)));
       to_loop[dims_[d].get()] = loops.back();
     }
@@ -565,6 +599,9 @@ class Lowerer {
 
 }  // namespace
 
-UOpPtr lower_kernel(const Kernel& k) { return Lowerer(k).lower(exact_products(k.optimized_ast())); }
+UOpPtr lower_kernel(const Kernel& k) {
+  UOpPtr ast = exact_products(k.optimized_ast());
+  return Lowerer(k, ast).lower(ast);
+}
 
 }  // namespace tg

@@ -173,10 +173,13 @@ std::string ClangRenderer::prefix(const Prelude& pre) const {
   if (pre.half) s += kHalfHelpers;
   if (pre.bf16) s += kBf16Helpers;
   // GCC/Clang vector extensions; alignment of one element so loads at any element offset are valid.
+  // vector_size must come first: GCC applies the attributes in order, and an aligned() before it is
+  // overridden by the vector's natural (16-byte) alignment, so unaligned float4 loads became aligned
+  // moves (SIGSEGV under CC=gcc). Clang honours either order.
   for (DType v : pre.vector_types) {
     std::string elem = type_name(v.scalar_type());
-    s += "typedef " + elem + " " + CStyleRenderer::type_name(v) + " __attribute__((aligned(" +
-         std::to_string(v.scalar_type().itemsize()) + "),vector_size(" + std::to_string(v.itemsize()) + ")));\n";
+    s += "typedef " + elem + " " + CStyleRenderer::type_name(v) + " __attribute__((vector_size(" +
+         std::to_string(v.itemsize()) + "),aligned(" + std::to_string(v.scalar_type().itemsize()) + ")));\n";
   }
   return s + CStyleRenderer::prefix(pre);
 }

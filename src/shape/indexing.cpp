@@ -7,12 +7,10 @@
 namespace tg {
 namespace {
 
-UOpPtr ci(int64_t v) { return UOp::const_int(v, dtypes::int32); }
-
 // One view applied to per-dim indices: (offset + sum idx*stride, mask checks), skipping the checks the
 // index ranges already guarantee.
-std::pair<UOpPtr, UOpPtr> apply_view(const View& v, const std::vector<UOpPtr>& idxs) {
-  UOpPtr idx = ci(v.offset);
+std::pair<UOpPtr, UOpPtr> apply_view(const View& v, const std::vector<UOpPtr>& idxs, DType dt) {
+  UOpPtr idx = UOp::const_int(v.offset, dt);
   UOpPtr valid = UOp::const_int(1, dtypes::bool_);
   for (size_t i = 0; i < v.shape.size(); i++) {
     if (v.strides[i] != 0) idx = idx + idxs[i] * v.strides[i];
@@ -26,8 +24,8 @@ std::pair<UOpPtr, UOpPtr> apply_view(const View& v, const std::vector<UOpPtr>& i
 
 }  // namespace
 
-std::pair<UOpPtr, UOpPtr> to_indexed_uops(const ShapeTracker& st, const std::vector<UOpPtr>& idxs) {
-  auto [idx, valid] = apply_view(st.views.back(), idxs);
+std::pair<UOpPtr, UOpPtr> to_indexed_uops(const ShapeTracker& st, const std::vector<UOpPtr>& idxs, DType dt) {
+  auto [idx, valid] = apply_view(st.views.back(), idxs, dt);
   for (size_t k = st.views.size() - 1; k-- > 0;) {
     if (valid->is_const() && valid->const_value() == 0) break;  // never valid: the index does not matter
     const View& v = st.views[k];
@@ -37,14 +35,14 @@ std::pair<UOpPtr, UOpPtr> to_indexed_uops(const ShapeTracker& st, const std::vec
     int64_t acc = 1;
     for (size_t i = v.shape.size(); i-- > 0;) {
       if (v.shape[i] == 1)
-        dims[i] = ci(0);
+        dims[i] = UOp::const_int(0, dt);
       else if (i == 0)
         dims[i] = simplify(idiv(idx, acc));
       else
         dims[i] = simplify(mod(idiv(idx, acc), v.shape[i]));
       acc *= v.shape[i];
     }
-    auto [inner_idx, inner_valid] = apply_view(v, dims);
+    auto [inner_idx, inner_valid] = apply_view(v, dims, dt);
     idx = inner_idx;
     valid = simplify(logical_and(valid, inner_valid));
   }

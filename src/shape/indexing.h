@@ -1,7 +1,8 @@
 #pragma once
-// A ShapeTracker as index math: given one int32 index UOp per dim of st.shape(), the linear offset into
-// the buffer behind it and a bool validity (false where a pad mask hides the element; CONST true when
-// always valid). Both come out simplified by the symbolic rules.
+// A ShapeTracker as index math: given one index UOp per dim of st.shape(), all of dtype `dt` (int32, or
+// int64 in a kernel whose indices may pass 2^31-1: codegen decides), the linear offset into the buffer
+// behind it and a bool validity (false where a pad mask hides the element; CONST true when always
+// valid). Both come out simplified by the symbolic rules.
 #include <utility>
 #include <vector>
 
@@ -10,6 +11,7 @@
 
 namespace tg {
 
-std::pair<UOpPtr, UOpPtr> to_indexed_uops(const ShapeTracker& st, const std::vector<UOpPtr>& idxs);
+std::pair<UOpPtr, UOpPtr> to_indexed_uops(const ShapeTracker& st, const std::vector<UOpPtr>& idxs,
+                                          DType dt = dtypes::int32);
 
 }  // namespace tg

@@ -40,8 +40,8 @@ int64_t ShapeTracker::real_size() const {
   std::vector<UOpPtr> idxs;
   for (size_t i = 0; i < shape().size(); i++)
     idxs.push_back(
-        UOp::make(Ops::DEFINE_VAR, dtypes::int32, {}, NamedRange{"ridx" + std::to_string(i), 0, shape()[i] - 1}));
-  auto [idx, valid] = to_indexed_uops(*this, idxs);
+        UOp::make(Ops::DEFINE_VAR, dtypes::int64, {}, NamedRange{"ridx" + std::to_string(i), 0, shape()[i] - 1}));
+  auto [idx, valid] = to_indexed_uops(*this, idxs, dtypes::int64);  // int64: bounds of any size stay exact
   if (valid->vmax == 0) return 0;
   return std::max<int64_t>(0, std::min(idx->vmax, first) + 1);
 }

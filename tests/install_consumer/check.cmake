@@ -3,9 +3,11 @@
 cmake_minimum_required(VERSION 3.25)
 set(prefix ${WORK_DIR}/prefix)
 file(REMOVE_RECURSE ${WORK_DIR})
+file(MAKE_DIRECTORY ${WORK_DIR})  # the consumers' working directory (they write a scratch idx file)
 
 function(run what)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+  execute_process(COMMAND ${ARGN} WORKING_DIRECTORY ${WORK_DIR} RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                  ERROR_VARIABLE out)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "install_consumer: ${what} failed (${rc}):\n${ARGN}\n${out}")
   endif()
@@ -14,7 +16,8 @@ endfunction()
 
 function(check_output how)
   message(STATUS "${how}: ${out}")
-  if(NOT out MATCHES "sum\\(1\\) = \\[20, 52, 84, 116\\]")  # and main.cpp's exit code checks the rest
+  # and main.cpp's exit code checks the rest
+  if(NOT out MATCHES "sum\\(1\\) = \\[20, 52, 84, 116\\]" OR NOT out MATCHES "read_idx: 1 dims, 3 bytes")
     message(FATAL_ERROR "install_consumer: unexpected output from the ${how} consumer:\n${out}")
   endif()
 endfunction()

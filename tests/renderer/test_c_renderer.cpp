@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <unordered_set>
@@ -335,6 +336,23 @@ TEST(RenderRun, AccumulatorReadIsNotMovedPastItsUpdate) {
   EXPECT_EQ(res[2].f, 62.0);
 }
 
+// GCC ignores aligned() written before vector_size (the vector keeps its 16-byte alignment), so float4
+// loads at an odd element offset became aligned moves and crashed under CC=gcc. Both compilers must see
+// element alignment: checked at compile time with each compiler that is installed.
+TEST(RenderRun, VectorTypedefAlignmentHoldsForGccAndClang) {
+  auto d0 = global(0, dtypes::float32), d1 = global(1, dtypes::float32);
+  auto v = UOp::make(Ops::LOAD, dtypes::float32.vec(4), {d1, UOp::const_int(1)});  // float4 at element 1
+  auto uops = flat({d0, d1, store(d0, UOp::const_int(0), UOp::make(Ops::GEP, dtypes::float32, {v}, int64_t(0)))});
+  std::string src = render("E_unaligned", uops) + "\n_Static_assert(_Alignof(float4) == 4, \"float4 must be 4-aligned\");\n";
+  int compilers = 0;
+  for (const char* cc : {"gcc", "clang"}) {
+    if (std::system((std::string("command -v ") + cc + " >/dev/null 2>&1").c_str()) != 0) continue;
+    compilers++;
+    EXPECT_NO_THROW(make_cpu_compiler(cc)->compile(src)) << cc << ":\n" << src;
+  }
+  EXPECT_GE(compilers, 1) << "neither gcc nor clang is on PATH";
+}
+
 TEST(RenderRun, VectorizeAndGep) {
   auto d0 = global(0, dtypes::float32), d1 = global(1, dtypes::float32);
   auto r = range(0, 2);
@@ -349,7 +367,7 @@ TEST(RenderRun, VectorizeAndGep) {
   stmts.push_back(end_range(r));
   auto uops = flat(stmts);
   std::string src = render("E_2_4", uops);
-  EXPECT_NE(src.find("typedef float float4 __attribute__((aligned(4),vector_size(16)));"), std::string::npos) << src;
+  EXPECT_NE(src.find("typedef float float4 __attribute__((vector_size(16),aligned(4)));"), std::string::npos) << src;
   std::vector<Num> in(8);
   for (int i = 0; i < 8; i++) in[size_t(i)].f = i;
   auto res = run("E_2_4", uops, {{dtypes::float32, std::vector<Num>(8)}, {dtypes::float32, in}})[0];
