@@ -44,7 +44,7 @@ struct KernelOptError : Error {
 
 enum class AxisKind : uint8_t { THREAD, LOOP, LOCAL, GROUP, REDUCE, UNROLL, UPCAST };
 
-// What a dim is to a tensor core (OptOps.TC, codegen/tensor_cores.cpp): the lane dims (LOCAL: g, t of lane
+// What a dim is to a tensor core (OptOps.TC, codegen/opt/tensor_cores.cpp): the lane dims (LOCAL: g, t of lane
 // 4g + t) and the register dims (UPCAST: M_HI, N_LO; UNROLL: K_HI, K_MID, K_LO) of one warp-wide op.
 enum class TcRole : uint8_t { NONE, LANE_G, LANE_T, M_HI, N_LO, K_HI, K_MID, K_LO };
 struct TcSetup {
@@ -120,7 +120,7 @@ class Kernel {
   // Split dim d into (size/amount, amount) (or (amount, size/amount) when top) and give the part of size
   // `amount` the kind `kind`; then restore the order of kinds.
   void shift_to(int d, int64_t amount, bool top, AxisKind kind, TcRole role = TcRole::NONE);
-  // OptOps.TC (codegen/tensor_cores.cpp): the matmul's M, N, K dims split into a warp's lanes and registers,
+  // OptOps.TC (codegen/opt/tensor_cores.cpp): the matmul's M, N, K dims split into a warp's lanes and registers,
   // A's and B's views swizzled to the tensor core's register layout. Throws KernelOptError when it does not apply.
   void apply_tc(const Opt& opt);
   // Stride of dim d in tracker i's last view (0 for broadcast dims), or nullopt when masked/multi-view

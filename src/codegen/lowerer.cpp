@@ -462,7 +462,7 @@ class Lowerer {
     }
   }
 
-  // ---- tensor cores (codegen/tensor_cores.cpp) ----
+  // ---- tensor cores (codegen/opt/tensor_cores.cpp) ----
   // The ua_ index of the register dim with `role`.
   size_t ua_of(TcRole role) const {
     const int d = k_.dim_of(role);

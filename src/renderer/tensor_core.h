@@ -2,7 +2,7 @@
 // Tensor cores a renderer offers: one warp-wide matrix multiply-accumulate D = A·B + C of an (m x k) A, a
 // (k x n) B and an (m x n) C, each spread over the 32 lanes of a warp, a few elements per lane (the
 // lane's "registers"). The layout (which lane holds which element) is the hardware's: codegen follows it
-// to give each lane its operands (OptOps.TC, codegen/tensor_cores.cpp), the renderer names the instruction,
+// to give each lane its operands (OptOps.TC, codegen/opt/tensor_cores.cpp), the renderer names the instruction,
 // and the interpreter emulates the op with it (so CI runs tensor-core kernels without a GPU).
 //
 // The one shape here is PTX's mma.sync.aligned.m16n8k16.row.col with float32 accumulation, for float16 and

@@ -1,4 +1,4 @@
-// Tensor cores (OptOps.TC, codegen/tensor_cores.cpp, renderer/tensor_core.h): which kernels take one, the
+// Tensor cores (OptOps.TC, codegen/opt/tensor_cores.cpp, renderer/tensor_core.h): which kernels take one, the
 // CUDA source they give, and their values. The values run on the default device, so the op suite runs them
 // again on the interpreter emulating CUDA (which lowers half/bf16 matmuls to WMMA and emulates the warp's
 // mma) and, with `ctest -L cuda`, on a GPU's tensor cores. Inputs are small integers: every product and sum is
