@@ -16,25 +16,17 @@
 #include "schedule/schedule.h"
 #include "tg/context.h"
 #include "tg/tg.h"
+#include "../common/kernel_source.h"
 
 using tg::Opt;
 using tg::OptOps;
 using tg::Tensor;
+using tgtest::has;
+using tgtest::last_ast;
+using tgtest::render;
 namespace dt = tg::dtypes;
 
 namespace {
-
-tg::UOpPtr last_ast(const Tensor& t) {
-  tg::Schedule s = tg::create_schedule({t.uop()});
-  EXPECT_FALSE(s.items.empty());
-  return s.items.back().ast;
-}
-
-std::string render(tg::Kernel& k, const tg::Renderer& r) {
-  return r.render(k.name(), tg::linearize_kernel(tg::lower_kernel(k)));
-}
-
-bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 std::vector<float> small_ints(size_t n, int seed) {
   std::vector<float> v(n);
