@@ -129,17 +129,21 @@ bool Kernel::tensor_core_opts(const std::function<bool(const Opt&)>& try_opt) {
   // A register tile of warp tiles sharing each lane's registers: 2 along M x 16 along N (32 x 128 per warp),
   // then 4 warps along M, which read the same columns of B. (H100, fp16 4096^3, same run: 73.5 TFLOPS; 2 x 8
   // tiles: 57; 8 x 8 with 2 warps: 65; 4 x 4 with 4 warps along N: 46; 2 x 2: 24; one tile per warp: 12.)
-  const int m = along(tc_->a, tc_->b), n = along(tc_->b, tc_->a);
-  auto upcast = [&](int d, std::initializer_list<int> amts) {
+  // (Dims are looked up again after every opt: a dim split down to 1 is dropped and the later ones move.)
+  auto m = [&] { return along(tc_->a, tc_->b); };
+  auto n = [&] { return along(tc_->b, tc_->a); };
+  auto apply = [&](OptOps op, int d, std::initializer_list<int> amts) {
     if (d >= 0)
       for (int amt : amts)
-        if (full_shape_[size_t(d)] % amt == 0 && try_opt({OptOps::UPCAST, d, amt})) return;
+        if (full_shape_[size_t(d)] % amt == 0 && try_opt({op, d, amt})) return true;
+    return false;
   };
-  upcast(m, {2});
-  upcast(n, {16, 8, 4, 2});
-  if (m >= 0)
-    for (int amt : {4, 2})
-      if (full_shape_[size_t(m)] % amt == 0 && try_opt({OptOps::LOCAL, m, amt})) break;
+  apply(OptOps::UPCAST, m(), {2});
+  apply(OptOps::UPCAST, n(), {16, 8, 4, 2});
+  // Warps: along M where it is left, else along the innermost other output loop (a convolution's pixels).
+  if (!apply(OptOps::LOCAL, m(), {4, 2}))
+    for (int d = first_reduce() - 1; d >= 0; d--)
+      if (kinds_[size_t(d)] == AxisKind::LOOP && apply(OptOps::LOCAL, d, {4, 2})) break;
   return true;
 }
 
