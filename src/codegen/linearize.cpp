@@ -198,7 +198,7 @@ int64_t estimate_flops(const std::vector<UOpPtr>& uops) {
   std::vector<int64_t> trips;
   for (auto& u : uops) {
     if (u->op == Ops::SPECIAL) {
-      outer *= u->get<NamedRange>().max + 1;  // every thread (or GPU index) runs the body
+      outer *= u->get<SpecialArg>().size;  // every thread (or GPU index) runs the body
     } else if (u->op == Ops::RANGE) {
       const UOp& end = *u->src[1];
       int64_t n = end.op == Ops::CONST ? end.const_int_value() - u->src[0]->vmin : end.vmax;

@@ -15,6 +15,7 @@
 #include "codegen/lowerer.h"
 
 #include <array>
+#include <optional>
 #include <unordered_map>
 
 #include "codegen/exact_products.h"
@@ -43,18 +44,18 @@ bool contains(const UOpPtr& root, const UOp* x) {
 // On a GPU renderer, which dims are launch indices: the innermost three LOOP dims are the grid (gidx0 the
 // innermost: blockIdx.x allows 2^31-1 blocks, y and z only 65535, so a dim too large for them stays a loop),
 // the LOCAL dims are the threads of a block (lidx0 the innermost, so a warp's threads are neighbours).
-// Empty names: a loop (RANGE).
-std::vector<std::string> launch_names(const Kernel& k) {
+// No axis: a loop (RANGE).
+std::vector<std::optional<SpecialArg>> launch_axes(const Kernel& k) {
   const Shape& fs = k.full_shape();
-  std::vector<std::string> names(fs.size());
-  if (!k.renderer().has_local()) return names;
+  std::vector<std::optional<SpecialArg>> axes(fs.size());
+  if (!k.renderer().has_local()) return axes;
   int g = 0, l = 0;
   for (size_t d = fs.size(); d-- > 0;) {
-    if (k.kinds()[d] == AxisKind::LOCAL || k.kinds()[d] == AxisKind::GROUP) names[d] = "lidx" + std::to_string(l++);
+    if (k.kinds()[d] == AxisKind::LOCAL || k.kinds()[d] == AxisKind::GROUP) axes[d] = SpecialArg{LaunchAxis::LOCAL, l++, fs[d]};
     if (k.kinds()[d] == AxisKind::LOOP && g < 3 && fs[d] <= (g == 0 ? int64_t(INT32_MAX) : 65535))
-      names[d] = "gidx" + std::to_string(g++);
+      axes[d] = SpecialArg{LaunchAxis::GROUP, g++, fs[d]};
   }
-  return names;
+  return axes;
 }
 
 // The dtype of this kernel's index math: int32 where every index it computes provably fits (cheaper, and
@@ -95,17 +96,17 @@ class Lowerer {
     const Shape& fs = k.full_shape();
     const auto& kinds = k.kinds();
     const int vdim = k.vector_dim();
-    const std::vector<std::string> launch = launch_names(k);
+    const std::vector<std::optional<SpecialArg>> launch = launch_axes(k);
     for (size_t d = 0; d < fs.size(); d++) {
       UOpPtr r = UOp::make(Ops::RANGE, idx_dt_, {ci(0), ci(fs[d])}, int64_t(d));
       switch (kinds[d]) {
         case AxisKind::THREAD:
-          r = UOp::make(Ops::SPECIAL, idx_dt_, {}, NamedRange{"core_id", 0, fs[d] - 1});
+          r = UOp::make(Ops::SPECIAL, idx_dt_, {}, SpecialArg{LaunchAxis::CORE, 0, fs[d]});
           break;
         case AxisKind::LOOP:
         case AxisKind::LOCAL:
         case AxisKind::GROUP:
-          if (!launch[d].empty()) r = UOp::make(Ops::SPECIAL, idx_dt_, {}, NamedRange{launch[d], 0, fs[d] - 1});
+          if (launch[d]) r = UOp::make(Ops::SPECIAL, idx_dt_, {}, *launch[d]);
           if (kinds[d] == AxisKind::GROUP) group_dims_.push_back(d);
           if (kinds[d] != AxisKind::LOOP) thread_dims_.push_back(d);
           break;

@@ -5,9 +5,10 @@
 //
 //   DEFINE_GLOBAL  dtype T.ptr(), arg int64 = parameter position (0 is the output). Pointer to a buffer.
 //   DEFINE_VAR     int32, arg NamedRange{name, min, max}: an integer kernel argument (symbolic shapes).
-//   SPECIAL        int32, arg NamedRange{"gidx0"|"lidx0"..., 0, size-1}: GPU launch index (GPU renderers);
-//                  NamedRange{"core_id", 0, threads-1}: the CPU thread running this instance of a kernel
-//                  split across threads (OptOps.THREAD); the launch is global_size[0] == threads instances.
+//   SPECIAL        int32 (int64 where indices need it), arg SpecialArg{axis, dim, size}, value 0..size-1: a GPU
+//                  launch index (GROUP: block id "gidxN", LOCAL: thread in the block "lidxN", GLOBAL: absolute
+//                  thread id "idxN", N = dim); CORE ("core_id"): the CPU thread running this instance of a
+//                  kernel split across threads (OptOps.THREAD); the launch is global_size[0] == size instances.
 //   CONST          scalar value (bool, int64 or double arg).
 //   RANGE          int32, src (start, end), arg int64 loop id: opens `for (ridxN = start; ridxN < end; ridxN++)`.
 //   ENDRANGE       void, src (RANGE): closes the innermost open loop, which is that RANGE.
@@ -26,6 +27,10 @@
 //                  (Renderer::vectorizes): a vector LOAD reads n consecutive elements from buf+idx (any
 //                  alignment), a vector STORE writes them, ALU ops act lane by lane. The interpreter takes
 //                  none, and codegen gives it scalar lanes with the same arithmetic.
+//
+//   WMMA           dtype float.vec(4), src (A's 8, B's 4, C's 4 registers, scalars), arg string naming the tensor
+//                  core ("WMMA_16_8_16_half_float", renderer/tensor_core.h): one warp-wide D = A·B + C; every
+//                  thread of the workgroup reaches it together. Its lanes are read with GEP.
 //
 // No other op appears in a linearized program. Integer index math is int32 unless a node says otherwise.
 #include <cstdint>

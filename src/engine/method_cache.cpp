@@ -64,14 +64,14 @@ std::unique_ptr<CompiledRunner> compile_runner(const std::string& device, const 
   for (auto& u : spec.uops) {
     if (u->op == Ops::DEFINE_GLOBAL) spec.n_bufs = std::max<int>(spec.n_bufs, int(u->get<int64_t>()) + 1);
     if (u->op == Ops::DEFINE_VAR) spec.vars.push_back(u);
-    // a kernel split across CPU threads launches one instance per core_id
-    if (u->op == Ops::SPECIAL && u->get<NamedRange>().name == "core_id") spec.global_size[0] = u->get<NamedRange>().max + 1;
-    // GPU launch: gidxN counts blocks along dim N, lidxN threads of a block
+    // The launch: blocks (GROUP) and threads of a block (LOCAL) per dim; a kernel split across CPU threads
+    // launches one instance per CORE index.
     if (u->op == Ops::SPECIAL) {
-      const auto& nr = u->get<NamedRange>();
-      const size_t dim = size_t(nr.name.back() - '0');
-      if (nr.name.rfind("gidx", 0) == 0 && dim < 3) spec.global_size[dim] = nr.max + 1;
-      if (nr.name.rfind("lidx", 0) == 0 && dim < 3) spec.local_size[dim] = nr.max + 1;
+      const auto& sp = u->get<SpecialArg>();
+      const size_t dim = size_t(sp.dim);
+      if (dim > 2) throw Error("compile: " + spec.name + " has a launch index along dim " + std::to_string(dim));
+      if (sp.axis == LaunchAxis::GROUP || sp.axis == LaunchAxis::CORE) spec.global_size[dim] = sp.size;
+      if (sp.axis == LaunchAxis::LOCAL) spec.local_size[dim] = sp.size;
     }
   }
   spec.estimated_ops = estimate_flops(spec.uops);

@@ -38,7 +38,7 @@ class ClangRenderer : public CStyleRenderer {
   std::string render_load(const std::string& buf, const std::string& idx, DType dt, Prelude& pre) const override;
   std::string render_store(const std::string& buf, const std::string& idx, const std::string& value, DType dt,
                            Prelude& pre) const override;
-  bool special_is_param(const NamedRange& r) const override { return r.name == "core_id"; }
+  bool special_is_param(const SpecialArg& s) const override { return s.axis == LaunchAxis::CORE; }
   std::string prefix(const Prelude& pre) const override;
   std::string epilogue(const std::string& name, const std::vector<Param>& params) const override;
 };

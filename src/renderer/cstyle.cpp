@@ -359,8 +359,8 @@ std::string CStyleRenderer::render_gep(const std::string& vec, int64_t i) const 
   return vec + "[" + std::to_string(i) + "]";
 }
 
-std::string CStyleRenderer::render_special(const NamedRange& r) const {
-  throw Error("render: SPECIAL " + r.name + " (a GPU launch index) on " + device() + ", which has no launch grid");
+std::string CStyleRenderer::render_special(const SpecialArg& s) const {
+  throw Error("render: SPECIAL " + s.name() + " (a GPU launch index) on " + device() + ", which has no launch grid");
 }
 
 std::string CStyleRenderer::render_define_local(const std::string& name, DType dt, int64_t size) const {
@@ -531,15 +531,15 @@ std::string CStyleRenderer::render(const std::string& name, const std::vector<UO
       }
       case Ops::CONST: r[i] = render_const(u, pre); break;
       case Ops::SPECIAL: {
-        const auto& nr = u.get<NamedRange>();
-        r[i] = nr.name;
-        if (special_is_param(nr)) {
-          if (!is_identifier(nr.name)) throw Error(where(i) + ": SPECIAL name '" + nr.name + "' is not a C identifier");
+        const auto* sp = std::get_if<SpecialArg>(&u.arg);
+        if (!sp) throw Error(where(i) + ": SPECIAL needs a SpecialArg, has " + u.arg_repr());
+        r[i] = sp->name();
+        if (special_is_param(*sp)) {
           specials.push_back(Param{r[i], u.dtype, false, false});
           break;
         }
-        if (nr.name.rfind("lidx", 0) == 0) pre.local_threads *= nr.max + 1;
-        line(type_name(u.dtype) + " " + r[i] + " = " + render_special(nr) + ";");
+        if (sp->axis == LaunchAxis::LOCAL) pre.local_threads *= sp->size;
+        line(type_name(u.dtype) + " " + r[i] + " = " + render_special(*sp) + ";");
         break;
       }
       case Ops::RANGE: {

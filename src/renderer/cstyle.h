@@ -81,9 +81,9 @@ class CStyleRenderer : public Renderer {
   // ---- launch indices ----
   // A SPECIAL that is a kernel parameter (the CPU's core_id) rather than a computed index; such
   // parameters come last in the signature, after the DEFINE_VARs.
-  virtual bool special_is_param(const NamedRange& r) const { return false; }
+  virtual bool special_is_param(const SpecialArg& s) const { return false; }
   // GPU launch (the base has none: both throw).
-  virtual std::string render_special(const NamedRange& r) const;
+  virtual std::string render_special(const SpecialArg& s) const;
   virtual std::string render_barrier() const;
   // A tensor core op (renderer/tensor_core.h): operands are A's, B's, then C's registers; raw[k] says operand k
   // is a 16-bit value as loaded (else a float register holding one). The default throws: no tensor cores.

@@ -173,17 +173,13 @@ std::string CUDARenderer::render_gep(const std::string& vec, int64_t i) const {
   return vec + "." + "xyzw"[i];
 }
 
-std::string CUDARenderer::render_special(const NamedRange& r) const {
-  // gidxN / lidxN / idxN, N the launch dimension 0..2 (x, y, z).
-  const std::string& n = r.name;
-  char last = n.empty() ? '?' : n.back();
-  if (last < '0' || last > '2')
-    throw Error("render: CUDA SPECIAL '" + n + "' (expected gidx0..2, lidx0..2 or idx0..2)");
-  const std::string dim(1, "xyz"[last - '0']);
-  if (n.rfind("gidx", 0) == 0) return "blockIdx." + dim;
-  if (n.rfind("lidx", 0) == 0) return "threadIdx." + dim;
-  if (n.rfind("idx", 0) == 0) return "(blockIdx." + dim + "*blockDim." + dim + "+threadIdx." + dim + ")";
-  throw Error("render: CUDA SPECIAL '" + n + "' (expected gidx0..2, lidx0..2 or idx0..2)");
+std::string CUDARenderer::render_special(const SpecialArg& s) const {
+  if (s.dim < 0 || s.dim > 2 || s.axis == LaunchAxis::CORE)
+    throw Error("render: CUDA SPECIAL " + s.name() + " (expected a block, thread or global index along x, y or z)");
+  const std::string dim(1, "xyz"[s.dim]);
+  if (s.axis == LaunchAxis::GROUP) return "blockIdx." + dim;
+  if (s.axis == LaunchAxis::LOCAL) return "threadIdx." + dim;
+  return "(blockIdx." + dim + "*blockDim." + dim + "+threadIdx." + dim + ")";
 }
 
 std::string CUDARenderer::param_decl(const Param& p) const {

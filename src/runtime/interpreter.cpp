@@ -373,22 +373,15 @@ class PlanBuilder {
   }
 
   void decode_special(int32_t pos, const UOp& u, Instr& in) {
-    const auto* r = std::get_if<NamedRange>(&u.arg);
-    if (!r || !u.src.empty() || !u.dtype.is_int()) fail(pos, "needs an int dtype, no sources and a NamedRange arg");
-    const std::string& n = r->name;
-    if (n == "core_id") {  // a CPU thread index: the launch's global_size[0] threads, run one after another
-      if (r->min != 0) fail(pos, "'core_id' must start at 0");
-      in.special = SpecialKind::kGroup;
-      in.aux = 0;
-      return;
-    }
-    std::string kind = n.size() > 1 ? n.substr(0, n.size() - 1) : "";
-    char dim = n.empty() ? '?' : n.back();
-    if ((kind != "gidx" && kind != "lidx" && kind != "idx") || dim < '0' || dim > '2')
-      fail(pos, "has name '" + n + "', expected gidx0..2, lidx0..2, idx0..2 or core_id");
-    if (r->min != 0) fail(pos, "'" + n + "' must start at 0");
-    in.special = kind == "gidx" ? SpecialKind::kGroup : kind == "lidx" ? SpecialKind::kLocal : SpecialKind::kAbsolute;
-    in.aux = dim - '0';
+    const auto* sp = std::get_if<SpecialArg>(&u.arg);
+    if (!sp || !u.src.empty() || !u.dtype.is_int()) fail(pos, "needs an int dtype, no sources and a SpecialArg");
+    if (sp->dim < 0 || sp->dim > 2 || sp->size < 1) fail(pos, "has no launch dim 0..2 or an empty range");
+    if (sp->axis == LaunchAxis::CORE && sp->dim != 0) fail(pos, "'core_id' must be along dim 0");
+    // core_id (a CPU thread index): the launch's global_size[0] instances, run one after another
+    in.special = sp->axis == LaunchAxis::LOCAL    ? SpecialKind::kLocal
+                 : sp->axis == LaunchAxis::GLOBAL ? SpecialKind::kAbsolute
+                                                  : SpecialKind::kGroup;
+    in.aux = sp->dim;
   }
 
   template <class NeedInt, class NeedBool>
@@ -422,7 +415,7 @@ class PlanBuilder {
     for (size_t i = 0; i < p_.code.size(); i++) {
       if (p_.code[i].op != Ops::SPECIAL) continue;
       const Instr& in = p_.code[i];
-      auto ext = spec_.uops[i]->get<NamedRange>().max + 1;
+      auto ext = spec_.uops[i]->get<SpecialArg>().size;
       auto& slot = in.special == SpecialKind::kGroup ? g : in.special == SpecialKind::kLocal ? l : a;
       if (slot[size_t(in.aux)] != 0 && slot[size_t(in.aux)] != ext)
         fail(int32_t(i), "disagrees with another SPECIAL of its name");

@@ -308,7 +308,7 @@ class CPUProgram : public Program {
   CPUProgram(const ProgramSpec& spec, const std::string& binary)
       : name_(spec.name), n_bufs_(size_t(spec.n_bufs)), n_vars_(spec.vars.size()) {
     for (auto& u : spec.uops)
-      if (u->op == Ops::SPECIAL && u->get<NamedRange>().name == "core_id") threads_ = int(u->get<NamedRange>().max + 1);
+      if (u->op == Ops::SPECIAL && u->get<SpecialArg>().axis == LaunchAxis::CORE) threads_ = int(u->get<SpecialArg>().size);
     if (binary.empty()) throw Error("CPU: empty binary for kernel " + name_ + " (was it compiled for NULL?)");
     handle_ = open_library(binary);
     entry_ = reinterpret_cast<EntryFn>(dlsym(handle_, (name_ + "_entry").c_str()));

@@ -44,7 +44,11 @@ std::pair<int64_t, int64_t> compute_bounds(const UOp& u) {
       I a = s(0), b = s(1);
       return clamp_to({a.first, std::max(a.first, b.second - 1)}, dt);
     }
-    case Ops::SPECIAL:
+    case Ops::SPECIAL: {
+      const auto* sp = std::get_if<SpecialArg>(&u.arg);
+      if (!sp) return dtype_range(dt);
+      return {0, std::max<int64_t>(0, sp->size - 1)};
+    }
     case Ops::DEFINE_VAR: {
       auto& n = u.get<NamedRange>();
       return {n.min, n.max};

@@ -32,7 +32,24 @@ struct ArgHash {
   size_t operator()(const NamedRange& n) const {
     return hash_combine(hash_combine((*this)(n.name), size_t(n.min)), size_t(n.max));
   }
+  size_t operator()(const SpecialArg& s) const {
+    return hash_combine(hash_combine(size_t(s.axis), size_t(s.dim)), size_t(s.size));
+  }
 };
+
+}  // namespace
+
+std::string SpecialArg::name() const {
+  switch (axis) {
+    case LaunchAxis::GROUP: return "gidx" + std::to_string(dim);
+    case LaunchAxis::LOCAL: return "lidx" + std::to_string(dim);
+    case LaunchAxis::GLOBAL: return "idx" + std::to_string(dim);
+    case LaunchAxis::CORE: return "core_id";
+  }
+  return "?";
+}
+
+namespace {
 
 // Doubles compare bitwise so that 0.0 and -0.0 (and NaNs) are distinct constants.
 bool arg_equal(const Arg& a, const Arg& b) {

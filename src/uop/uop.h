@@ -30,15 +30,26 @@ struct BufferArg {
   int64_t size;
   bool operator==(const BufferArg&) const = default;
 };
-// SPECIAL (GPU index, "gidx0") and DEFINE_VAR ("i" with bounds): a name and a range of values.
+// DEFINE_VAR ("i" with bounds) and DEFINE_LOCAL (a shared buffer): a name and a range of values.
 struct NamedRange {
   std::string name;
   int64_t min = 0, max = 0;
   bool operator==(const NamedRange&) const = default;
 };
+// SPECIAL: a launch index, typed. GROUP: the workgroup (block) id along dim; LOCAL: the thread id inside the
+// workgroup; GLOBAL: the absolute thread id (group * local size + local); CORE: the CPU thread of a kernel
+// split across threads (OptOps.THREAD, a kernel parameter). Values are 0 .. size-1.
+enum class LaunchAxis : uint8_t { GROUP, LOCAL, GLOBAL, CORE };
+struct SpecialArg {
+  LaunchAxis axis;
+  int dim = 0;  // 0..2 (x, y, z); 0 for CORE
+  int64_t size = 1;
+  bool operator==(const SpecialArg&) const = default;
+  std::string name() const;  // tinygrad's spelling: "gidx0", "lidx1", "idx0", "core_id"
+};
 
 using Arg = std::variant<std::monostate, bool, int64_t, double, std::string, std::vector<int64_t>, ShapeTracker,
-                         ReduceArg, BufferArg, NamedRange>;
+                         ReduceArg, BufferArg, NamedRange, SpecialArg>;
 
 struct UOp : std::enable_shared_from_this<UOp> {
   const Ops op;

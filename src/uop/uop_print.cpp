@@ -45,6 +45,7 @@ std::string UOp::arg_repr() const {
     std::string operator()(const NamedRange& n) const {
       return "('" + n.name + "', " + std::to_string(n.min) + ", " + std::to_string(n.max) + ")";
     }
+    std::string operator()(const SpecialArg& s) const { return "('" + s.name() + "', " + std::to_string(s.size) + ")"; }
   };
   return std::visit(V{}, arg);
 }

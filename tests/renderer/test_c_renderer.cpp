@@ -391,7 +391,7 @@ TEST(RenderErrors, MalformedProgramsThrow) {
   std::swap(backwards[0], backwards[3]);  // the RANGE before its bounds
   EXPECT_THROW(render("E_4", backwards), Error);
   EXPECT_THROW(render("not a name", ok), Error);
-  auto special = UOp::make(Ops::SPECIAL, dtypes::int32, {}, NamedRange{"gidx0", 0, 3});
+  auto special = UOp::make(Ops::SPECIAL, dtypes::int32, {}, SpecialArg{LaunchAxis::GROUP, 0, 4});
   try {
     render("E_4", flat({d0, special, store(d0, special, UOp::const_(dtypes::float32, 1.0))}));
     FAIL() << "SPECIAL rendered on the CPU";

@@ -78,9 +78,9 @@ TEST(CudaRender, LaunchSizesFromSpecials) {
   int64_t grid = 1, block = 1;
   for (auto& u : uops) {
     if (u->op != tg::Ops::SPECIAL) continue;
-    const auto& nr = u->get<tg::NamedRange>();
-    if (nr.name.rfind("gidx", 0) == 0) grid *= nr.max + 1;
-    if (nr.name.rfind("lidx", 0) == 0) block *= nr.max + 1;
+    const auto& sp = u->get<tg::SpecialArg>();
+    if (sp.axis == tg::LaunchAxis::GROUP) grid *= sp.size;
+    if (sp.axis == tg::LaunchAxis::LOCAL) block *= sp.size;
   }
   EXPECT_EQ(grid * block, 256);
   EXPECT_EQ(block, 32);

@@ -47,8 +47,14 @@ struct K {
   UOpPtr cast(UOpPtr x, DType t) { return add(UOp::make(Ops::CAST, t, {x})); }
   UOpPtr acc(UOpPtr init, int64_t id) { return add(UOp::make(Ops::DEFINE_ACC, init->dtype, {init}, id)); }
   UOpPtr assign(UOpPtr acc, UOpPtr v) { return add(UOp::make(Ops::ASSIGN, acc->dtype, {acc, v})); }
+  // "gidx0", "lidx1", "idx0", "core_id": tinygrad's spelling of the typed launch axes
   UOpPtr special(const std::string& name, int64_t size) {
-    return add(UOp::make(Ops::SPECIAL, dtypes::int32, {}, NamedRange{name, 0, size - 1}));
+    LaunchAxis axis = name == "core_id"               ? LaunchAxis::CORE
+                      : name.rfind("gidx", 0) == 0    ? LaunchAxis::GROUP
+                      : name.rfind("lidx", 0) == 0    ? LaunchAxis::LOCAL
+                                                      : LaunchAxis::GLOBAL;
+    int dim = axis == LaunchAxis::CORE ? 0 : name.back() - '0';
+    return add(UOp::make(Ops::SPECIAL, dtypes::int32, {}, SpecialArg{axis, dim, size}));
   }
   UOpPtr var(const std::string& name, int64_t lo, int64_t hi) {
     UOpPtr v = add(UOp::make(Ops::DEFINE_VAR, dtypes::int32, {}, NamedRange{name, lo, hi}));
