@@ -93,6 +93,7 @@ Tensor random_bits(const char* op, const std::string& device, int64_t num) {
   if (num == 0) return Tensor(std::vector<uint32_t>{}, {0}, {.device = device});
   uint32_t half = uint32_t((num + 1) / 2);
   std::vector<uint32_t> idx;  // made on the host: a count it cannot hold is a tg::Error, not bad_alloc
+  check_host_bytes(std::string(op) + ": " + std::to_string(num) + " random words", num * 4);
   try {
     idx.resize(static_cast<size_t>(num));
   } catch (const std::bad_alloc&) {

@@ -1,4 +1,6 @@
 // Tensor core: the handle, creation, properties, and running (realize / tolist / item).
+#include <unistd.h>
+
 #include <cmath>
 #include <cstring>
 #include <new>
@@ -26,6 +28,15 @@ int64_t normalize_axis(const char* op, int64_t axis, const Shape& shape) {
     throw Error(std::string(op) + ": axis " + std::to_string(axis) + " is out of range for shape " + fmt_shape(shape) +
                 " (expected " + std::to_string(lo) + " <= axis <= " + std::to_string(hi) + ")");
   return axis < 0 ? axis + std::max<int64_t>(n, 1) : axis;
+}
+
+void check_host_bytes(const std::string& what, int64_t bytes) {
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0) return;  // unknown: leave it to the allocator
+  int64_t phys = int64_t(pages) * int64_t(page);
+  if (bytes > phys)
+    throw Error(what + " (" + std::to_string(bytes) + " bytes) do not fit in host memory (" + std::to_string(phys) +
+                " bytes)");
 }
 
 UOpPtr const_uop(double value, DType dtype, const std::string& device, const Shape& shape) {
@@ -127,12 +138,13 @@ Tensor Tensor::arange(double start, double stop, double step, TensorOptions opts
   const size_t item = size_t(dt.itemsize());
   checked_numel({n}, dt.itemsize(), "arange");
   // The values are made on the host: a count the host cannot hold is a tg::Error naming it, not bad_alloc.
+  const std::string what = "arange: " + std::to_string(n) + " elements of " + dt.repr();
+  check_host_bytes(what, n * int64_t(item));
   std::vector<std::byte> bytes;
   try {
     bytes.resize(size_t(n) * item);
   } catch (const std::bad_alloc&) {
-    throw Error("arange: " + std::to_string(n) + " elements of " + dt.repr() + " (" + std::to_string(n * int64_t(item)) +
-                " bytes) do not fit in host memory");
+    throw Error(what + " (" + std::to_string(n * int64_t(item)) + " bytes) do not fit in host memory");
   }
   for (int64_t i = 0; i < n; i++) {
     uint64_t bits = num_to_bits(cast_num(Num{0, start + double(i) * step}, dtypes::float64, dt), dt);
