@@ -108,6 +108,14 @@ IdxFile read_idx(const std::string& path) {
     if (total > kMaxDataBytes)
       throw Error("read_idx: " + path + " claims more than " + std::to_string(kMaxDataBytes) + " bytes of data");
   }
+  // Before allocating what the header claims, check that the file can hold it: a plain file must be that
+  // long, and a gzip stream can expand its data at most ~1032:1 (deflate's limit), so a 4 GiB claim in a
+  // tiny file is refused here instead of being zero-filled and then found short.
+  std::error_code ec;
+  uint64_t on_disk = std::filesystem::file_size(path, ec);
+  if (!ec && (gzdirect(f.get()) ? total > on_disk : total / 1032 > on_disk))
+    throw Error("read_idx: " + path + " claims " + std::to_string(total) + " bytes of data but the file has only " +
+                std::to_string(on_disk) + " bytes" + (gzdirect(f.get()) ? "" : " (compressed)"));
   out.data.resize(size_t(total));
   read_exact(f.get(), path, out.data.data(), out.data.size(), "data");
   uint8_t extra;

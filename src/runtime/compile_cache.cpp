@@ -3,9 +3,16 @@
 // and the binary, and a load only counts as a hit when the stored key and source equal the asked ones and
 // the binary's checksum matches, so neither a hash collision nor a torn or corrupted file can ever return
 // a wrong binary.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <mutex>
+#include <set>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -109,11 +116,48 @@ bool decode(const std::string& file, const std::string& key, const std::string& 
   return true;
 }
 
+// Only a regular file is an entry: a directory or a FIFO at an entry's name (left by a user or another
+// program) is a miss. O_NONBLOCK keeps open() of a FIFO from waiting for a writer; fstat on the opened
+// descriptor then decides, so the check and the read see the same file.
 bool read_file(const fs::path& path, std::string* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  out->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  return !in.bad();
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return false;
+  struct stat st {};
+  bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  if (ok) {
+    out->resize(size_t(st.st_size));
+    size_t done = 0;
+    while (ok && done < out->size()) {
+      ssize_t got = ::read(fd, out->data() + done, out->size() - done);
+      if (got < 0 && errno == EINTR) continue;
+      ok = got > 0;
+      if (ok) done += size_t(got);
+    }
+  }
+  ::close(fd);
+  return ok;
+}
+
+bool pid_is_dead(long pid) { return pid > 0 && ::kill(pid_t(pid), 0) != 0 && errno == ESRCH; }
+
+// A process killed between writing a temp file and renaming it leaves `<entry>.tmp.<pid>.<n>` behind:
+// remove those whose writer is gone, once per directory and process (a live writer's files are kept).
+void clean_stale_temps(const fs::path& dir) {
+  static std::mutex mu;
+  static std::set<std::string> done;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (!done.insert(dir.string()).second) return;
+  }
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    size_t at = name.find(".tmp.");
+    if (at == std::string::npos) continue;
+    long pid = std::strtol(name.c_str() + at + 5, nullptr, 10);
+    std::error_code rm;
+    if (pid_is_dead(pid)) fs::remove(it->path(), rm);
+  }
 }
 
 // Write to a private temp name and rename over the final one: rename is atomic within a directory, so a
@@ -151,6 +195,7 @@ std::string Compiler::compile_cached(const std::string& src) {
   fs::path dir = cache_dir() / "compile";
   fs::path path = dir / (hex(hash128(key + '\0' + src)) + ".bin");
   std::string file, bin;
+  clean_stale_temps(dir);
   if (read_file(path, &file) && decode(file, key, src, &bin)) return bin;
   g_compiles++;
   bin = compile(src);

@@ -2,6 +2,7 @@
 // loaded into this process with dlopen and called through its `<name>_entry` trampoline.
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -95,11 +96,12 @@ std::string slurp(const fs::path& p) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-// A private directory for one compile, removed when done.
+// A private directory for one compile, removed when done. Its name carries our pid (tg_cc_<pid>_XXXXXX) so
+// that the folder of a process killed mid-compile can be recognised and removed later (clean_stale_dirs).
 struct TempDir {
   fs::path path;
   TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "tg_cc_XXXXXX").string();
+    std::string tmpl = (fs::temp_directory_path() / ("tg_cc_" + std::to_string(getpid()) + "_XXXXXX")).string();
     if (!mkdtemp(tmpl.data())) throw Error("CPU compiler: cannot create a temp directory in " + tmpl);
     path = tmpl;
   }
@@ -128,9 +130,26 @@ std::string explain_failure(const std::string& cmd, int rc, const std::string& l
   return msg;
 }
 
+// Removes tg_cc_<pid>_* folders in the temp directory whose process is gone (killed during a compile).
+void clean_stale_dirs() {
+  std::error_code ec;
+  for (fs::directory_iterator it(fs::temp_directory_path(ec), ec), end; !ec && it != end; it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    if (name.rfind("tg_cc_", 0) != 0) continue;
+    char* rest = nullptr;
+    long pid = std::strtol(name.c_str() + 6, &rest, 10);
+    if (pid <= 0 || !rest || *rest != '_') continue;  // not ours, or the old name without a pid
+    if (::kill(pid_t(pid), 0) != 0 && errno == ESRCH) {
+      std::error_code rm;
+      fs::remove_all(it->path(), rm);
+    }
+  }
+}
+
 class ClangCompiler : public Compiler {
  public:
   explicit ClangCompiler(std::string cc) {
+    clean_stale_dirs();
     if (cc.empty()) cc = getenv_str("CC");
     if (cc.empty()) cc = on_path("clang") ? "clang" : "gcc";
     cmd_ = split_words(cc);

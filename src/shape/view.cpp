@@ -5,13 +5,35 @@
 #include <algorithm>
 #include <functional>
 
+#include "tg/error.h"
+
 namespace tg {
 
-int64_t prod(const Shape& shape) {
-  int64_t p = 1;
-  for (int64_t s : shape) p *= s;
-  return p;
+namespace {
+std::string shape_str(const Shape& shape) {
+  std::string s = "(";
+  for (size_t i = 0; i < shape.size(); i++) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + (shape.size() == 1 ? ",)" : ")");
 }
+}  // namespace
+
+int64_t checked_numel(const Shape& shape, int64_t itemsize, const char* what) {
+  int64_t n = 1;
+  bool overflow = false;
+  for (int64_t s : shape) {
+    if (s == 0) return 0;  // nothing to store, whatever the other dims say
+    overflow |= __builtin_mul_overflow(n, s, &n);
+  }
+  if (overflow)
+    throw Error(std::string(what) + ": shape " + shape_str(shape) + " has more than 2^63-1 elements");
+  int64_t bytes = 0;
+  if (__builtin_mul_overflow(n, itemsize, &bytes))
+    throw Error(std::string(what) + ": shape " + shape_str(shape) + " has " + std::to_string(n) + " elements of " +
+                std::to_string(itemsize) + " bytes: more than 2^63-1 bytes");
+  return n;
+}
+
+int64_t prod(const Shape& shape) { return checked_numel(shape, 1, "shape"); }
 
 Shape strides_for_shape(const Shape& shape) {
   Shape st(shape.size(), 0);

@@ -14,7 +14,12 @@ using Shape = std::vector<int64_t>;
 using Mask = std::vector<std::pair<int64_t, int64_t>>;  // per dim [begin, end) of the valid region
 
 Shape strides_for_shape(const Shape& shape);  // row-major, 0 for size-1 dims
-int64_t prod(const Shape& shape);
+// The one checked size of a shape: its element count, after checking that the count and the byte count
+// (count * itemsize) fit in int64. Throws tg::Error naming `what`, the shape and the size otherwise, so an
+// overflowing shape is refused where it is made (UOp::make, the Tensor factories) instead of wrapping to a
+// small buffer. Negative dims are the callers' to reject (they name the op's own expectation).
+int64_t checked_numel(const Shape& shape, int64_t itemsize, const char* what);
+int64_t prod(const Shape& shape);  // checked_numel(shape, 1, "shape"): element count, overflow throws
 
 struct View {
   Shape shape;

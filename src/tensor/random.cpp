@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <map>
+#include <new>
 #include <mutex>
 #include <numbers>
 
@@ -91,7 +92,14 @@ Tensor random_bits(const char* op, const std::string& device, int64_t num) {
   auto [nk0, nk1] = next_key(device, uint64_t(num));
   if (num == 0) return Tensor(std::vector<uint32_t>{}, {0}, {.device = device});
   uint32_t half = uint32_t((num + 1) / 2);
-  std::vector<uint32_t> idx(static_cast<size_t>(num));
+  std::vector<uint32_t> idx;  // made on the host: a count it cannot hold is a tg::Error, not bad_alloc
+  check_host_bytes(std::string(op) + ": " + std::to_string(num) + " random words", num * 4);
+  try {
+    idx.resize(static_cast<size_t>(num));
+  } catch (const std::bad_alloc&) {
+    throw Error(std::string(op) + ": " + std::to_string(num) + " random words (" + std::to_string(num * 4) +
+                " bytes of counters) do not fit in host memory");
+  }
   for (int64_t j = 0; j < num; j++) idx[size_t(j)] = uint32_t(j);
   Tensor j(idx, {num}, {.device = device});
   Tensor low_half = alu2(Ops::CMPLT, j, konst(j, half));
@@ -154,7 +162,7 @@ int64_t prod_from(const Shape& s, size_t first) {
 
 // Uniform [0, 1) floats of `dt` on `device`; tinygrad makes them contiguous unless asked not to.
 Tensor rand_on(const Shape& shape, DType dt, const std::string& device, bool contiguous) {
-  int64_t n = prod(shape);
+  int64_t n = checked_numel(shape, dt.itemsize(), "rand");
   // Whole uint32 words: a float16 takes half of one, a float64 two.
   Tensor bits = random_bits("rand", device, (n * dt.itemsize() + 3) / 4);
   Tensor out = n == 0 ? Tensor::zeros(shape, {.dtype = dt, .device = device}) : bits_to_rand(bits, shape, dt);

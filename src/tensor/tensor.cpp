@@ -1,6 +1,9 @@
 // Tensor core: the handle, creation, properties, and running (realize / tolist / item).
+#include <unistd.h>
+
 #include <cmath>
 #include <cstring>
+#include <new>
 #include <sstream>
 
 #include "engine/realize.h"
@@ -27,6 +30,15 @@ int64_t normalize_axis(const char* op, int64_t axis, const Shape& shape) {
   return axis < 0 ? axis + std::max<int64_t>(n, 1) : axis;
 }
 
+void check_host_bytes(const std::string& what, int64_t bytes) {
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0) return;  // unknown: leave it to the allocator
+  int64_t phys = int64_t(pages) * int64_t(page);
+  if (bytes > phys)
+    throw Error(what + " (" + std::to_string(bytes) + " bytes) do not fit in host memory (" + std::to_string(phys) +
+                " bytes)");
+}
+
 UOpPtr const_uop(double value, DType dtype, const std::string& device, const Shape& shape) {
   auto dev = UOp::make(Ops::DEVICE, dtypes::void_, {}, device);
   auto c = UOp::make(Ops::CONST, dtype, {dev}, UOp::const_(dtype, value)->arg);
@@ -51,11 +63,9 @@ const std::shared_ptr<const UOp>& Tensor::uop() const {
 Tensor::Tensor(const void* data, DType dtype, int64_t count, Shape shape, TensorOptions opts) {
   // No shape: 1-D. A single value with an empty shape is 0-d (C++ cannot tell "no shape" from "{}").
   if (shape.empty() && count != 1) shape = {count};
-  int64_t n = 1;
-  for (int64_t s : shape) {
+  for (int64_t s : shape)
     if (s < 0) throw Error("Tensor: negative dimension in shape " + fmt_shape(shape));
-    n *= s;
-  }
+  int64_t n = checked_numel(shape, dtype.itemsize(), "Tensor");
   if (n != count)
     throw Error("Tensor: " + std::to_string(count) + " values do not fill shape " + fmt_shape(shape) + " (" +
                 std::to_string(n) + " elements)");
@@ -81,9 +91,10 @@ Tensor Tensor::empty(const Shape& shape, TensorOptions opts) {
   for (int64_t s : shape)
     if (s < 0) throw Error("empty: negative dimension in shape " + fmt_shape(shape));
   DType dt = opts.dtype.value_or(dtypes::default_float());
+  const int64_t n = checked_numel(shape, dt.itemsize(), "empty");
   std::string device = canonical_device(opts.device.empty() ? default_device() : opts.device);
-  auto buf = new_buffer_uop(device, tg::prod(shape), dt);
-  Tensor t(make_view(buf, ShapeTracker::from_shape({tg::prod(shape)}).reshape(shape)), device);
+  auto buf = new_buffer_uop(device, n, dt);
+  Tensor t(make_view(buf, ShapeTracker::from_shape({n}).reshape(shape)), device);
   t.d_->requires_grad = opts.requires_grad;
   return t;
 }
@@ -92,6 +103,7 @@ Tensor Tensor::full(const Shape& shape, ConstValue fill, TensorOptions opts) {
   for (int64_t s : shape)
     if (s < 0) throw Error("full: negative dimension in shape " + fmt_shape(shape));
   DType dt = opts.dtype ? *opts.dtype : fill.kind == dtypes::float32 ? dtypes::default_float() : fill.kind;
+  checked_numel(shape, dt.itemsize(), "full");
   std::string device = canonical_device(opts.device.empty() ? default_device() : opts.device);
   Tensor t(const_uop(fill.value, dt, device, shape), device);
   t.d_->requires_grad = opts.requires_grad;
@@ -124,7 +136,16 @@ Tensor Tensor::arange(double start, double stop, double step, TensorOptions opts
   // The values are written on the host straight in the tensor's dtype (C cast semantics, as a CAST
   // would give), so the device gets one buffer of that dtype and no conversion kernel.
   const size_t item = size_t(dt.itemsize());
-  std::vector<std::byte> bytes(size_t(n) * item);
+  checked_numel({n}, dt.itemsize(), "arange");
+  // The values are made on the host: a count the host cannot hold is a tg::Error naming it, not bad_alloc.
+  const std::string what = "arange: " + std::to_string(n) + " elements of " + dt.repr();
+  check_host_bytes(what, n * int64_t(item));
+  std::vector<std::byte> bytes;
+  try {
+    bytes.resize(size_t(n) * item);
+  } catch (const std::bad_alloc&) {
+    throw Error(what + " (" + std::to_string(n * int64_t(item)) + " bytes) do not fit in host memory");
+  }
   for (int64_t i = 0; i < n; i++) {
     uint64_t bits = num_to_bits(cast_num(Num{0, start + double(i) * step}, dtypes::float64, dt), dt);
     std::memcpy(bytes.data() + size_t(i) * item, &bits, item);

@@ -42,6 +42,10 @@ std::string fmt_pairs(const PadArg& p);  // "((1, 2), (0, 0))", for pad / shrink
 int64_t normalize_axis(const char* op, int64_t axis, const Shape& shape);
 // A CONST of `dtype` on `device`, viewed (broadcast) to `shape`.
 UOpPtr const_uop(double value, DType dtype, const std::string& device, const Shape& shape);
+// Values made on the host first (arange, rand's counters): more bytes than the machine's physical memory is
+// a tg::Error naming `what` and the size, checked before allocating (an allocator may abort instead of
+// throwing bad_alloc, as ASan's does, and a near-miss would only swap).
+void check_host_bytes(const std::string& what, int64_t bytes);
 // d(root)/d(target) for each target given d(root)/d(root) = root_grad, as lazy tensors (gradient_rules.cpp,
 // tinygrad's compute_gradient). Targets are matched as themselves or as the node realized into them;
 // nullopt where no path leads from root to the target.

@@ -102,8 +102,15 @@ Shape infer_shape(Ops op, const std::vector<UOpPtr>& src, const Arg& arg) {
     case Ops::PAD: case Ops::SHRINK: {
       Shape s = src.at(0)->shape;
       const auto& a = std::get<std::vector<int64_t>>(arg);
-      for (size_t i = 0; i < s.size(); i++)
-        s[i] = op == Ops::PAD ? s[i] + a.at(2 * i) + a.at(2 * i + 1) : a.at(2 * i + 1) - a.at(2 * i);
+      for (size_t i = 0; i < s.size(); i++) {
+        int64_t lo = a.at(2 * i), hi = a.at(2 * i + 1), r = 0;
+        bool overflow = op == Ops::PAD ? __builtin_add_overflow(s[i], lo, &r) || __builtin_add_overflow(r, hi, &r)
+                                       : __builtin_sub_overflow(hi, lo, &r);
+        if (overflow)
+          throw Error(std::string(op_name(op)) + ": dim " + std::to_string(i) + " of size " + std::to_string(s[i]) +
+                      " with (" + std::to_string(lo) + ", " + std::to_string(hi) + ") has a size past int64");
+        s[i] = r;
+      }
       return s;
     }
     default:
@@ -135,8 +142,12 @@ UOpPtr UOp::make(Ops op, DType dtype, std::vector<UOpPtr> src, Arg arg) {
     if (u->same_structure(op, dtype, src, arg))
       if (auto alive = u->weak_from_this().lock()) return alive;
   }
+  // Every tensor-level shape is made here: refuse one whose element or byte count overflows int64 before
+  // anything is built from it (a wrapped count would become a tiny buffer).
+  Shape shape = infer_shape(op, src, arg);
+  if (!shape.empty() && !dtype.ptr && dtype.scalar != Scalar::Void) checked_numel(shape, dtype.itemsize(), op_name(op));
   auto* node = new UOp(op, dtype, std::move(src), std::move(arg), h);
-  node->shape = infer_shape(node->op, node->src, node->arg);
+  node->shape = std::move(shape);
   auto [lo, hi] = compute_bounds(*node);
   node->vmin = lo, node->vmax = hi;
   UOpPtr p(node);

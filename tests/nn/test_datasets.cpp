@@ -4,6 +4,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -132,6 +133,21 @@ TEST(NNDatasets, ReadIdxChecksHeaderAndSize) {
   write_plain(p, {});
   expect_error([&] { datasets::read_idx(p.string()); }, "ends after 0 of 4");
   expect_error([&] { datasets::read_idx((dir.path / "nope").string()); }, "cannot open");
+}
+
+// A header claiming 4 GiB (65536 x 65536, at the cap) in a file of a few bytes: refused from the file's
+// size before the 4 GiB are allocated and zero-filled (which took seconds and 4 GiB of memory before the
+// short read was noticed). Plain and gzip (deflate expands at most ~1032:1).
+TEST(NNDatasets, HugeClaimInATinyFileIsRefusedBeforeAllocating) {
+  TempDir dir;
+  for (bool gz : {false, true}) {
+    fs::path p = dir.path / (gz ? "big.gz" : "big");
+    std::vector<uint8_t> bytes = idx_bytes(0x08, {65536, 65536}, {1, 2, 3});
+    gz ? write_gz(p, bytes) : write_plain(p, bytes);
+    auto t0 = std::chrono::steady_clock::now();
+    expect_error([&] { datasets::read_idx(p.string()); }, "claims 4294967296 bytes of data but the file has only");
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 0.5) << "gz " << gz;
+  }
 }
 
 TEST(NNDatasets, CorruptOrTruncatedGzip) {

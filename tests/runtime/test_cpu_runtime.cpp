@@ -1,6 +1,8 @@
 // The runtime: device registry, buffers, the LRU allocator, the compile cache, the CPU compiler and
 // program loader, and the NULL and HOST devices.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -393,6 +395,77 @@ TEST(RuntimeCompileCache, ConcurrentWritersLeaveAWholeEntry) {
   int64_t n0 = Compiler::compiles();
   cc.compile_cached(src);
   EXPECT_EQ(Compiler::compiles(), n0);
+}
+
+// An entry path taken by a directory or a FIFO is a miss, never an exception or a hang (a FIFO opened
+// for reading would wait for a writer forever).
+TEST(RuntimeCompileCache, DirectoryOrFifoAtAnEntryIsAMiss) {
+  TempCache cache;
+  Compiler& cc = get_device("CPU").compiler();
+  std::string src = unique_tag() + scale_source("E_scale6", 6);
+  cc.compile_cached(src);
+  ASSERT_EQ(cache.files().size(), 1u);
+  fs::path entry = cache.files()[0];
+  for (bool fifo : {false, true}) {
+    fs::remove_all(entry);
+    if (fifo)
+      ASSERT_EQ(mkfifo(entry.c_str(), 0600), 0);
+    else
+      fs::create_directory(entry);
+    int64_t n0 = Compiler::compiles();
+    std::string bin;
+    EXPECT_NO_THROW(bin = cc.compile_cached(src)) << (fifo ? "fifo" : "directory");
+    EXPECT_EQ(Compiler::compiles(), n0 + 1);
+    EXPECT_EQ(run_scale("E_scale6", bin), (std::vector<int>{6, 12, 18, 24}));
+    // A FIFO is replaced by the new entry (rename works over any non-directory); a directory stays.
+    EXPECT_TRUE(fifo ? fs::is_regular_file(entry) : fs::is_directory(entry));
+  }
+}
+
+// A pid that no longer runs: a child that has exited and been reaped.
+static pid_t dead_pid() {
+  pid_t pid = fork();
+  if (pid == 0) _exit(0);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return pid;
+}
+
+// A process killed between writing `<entry>.tmp.<pid>.<n>` and renaming it leaves the temp file; the next
+// process removes it (and keeps a live writer's).
+TEST(RuntimeCompileCache, StaleTempFilesOfDeadProcessesAreRemoved) {
+  TempCache cache;
+  fs::path dir = fs::path(std::getenv("CACHEDB_DIR")) / "compile";
+  fs::create_directories(dir);
+  fs::path stale = dir / ("0123.bin.tmp." + std::to_string(dead_pid()) + ".0");
+  fs::path live = dir / ("4567.bin.tmp." + std::to_string(getpid()) + ".0");
+  std::ofstream(stale) << "partial";
+  std::ofstream(live) << "partial";
+  get_device("CPU").compiler().compile_cached(unique_tag() + scale_source("E_scale8", 8));
+  EXPECT_FALSE(fs::exists(stale));
+  EXPECT_TRUE(fs::exists(live));
+}
+
+// A process killed during a compile leaves its tg_cc_<pid>_* folder in $TMPDIR; opening a CPU compiler
+// removes those of dead processes.
+TEST(RuntimeCPU, StaleCompileFoldersOfDeadProcessesAreRemoved) {
+  std::string tmpl = (fs::temp_directory_path() / "tg_tmpdir_test_XXXXXX").string();
+  ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+  fs::path tmp = tmpl;
+  ScopedEnv env("TMPDIR", tmp.string());
+  fs::path stale = tmp / ("tg_cc_" + std::to_string(dead_pid()) + "_abc123");
+  fs::path live = tmp / ("tg_cc_" + std::to_string(getpid()) + "_abc123");
+  fs::create_directories(stale / "sub");
+  std::ofstream(stale / "kernel.c") << "int x;";
+  fs::create_directories(live);
+  auto cc = make_cpu_compiler("");
+  EXPECT_FALSE(fs::exists(stale));
+  EXPECT_TRUE(fs::exists(live));
+  EXPECT_FALSE(cc->compile(scale_source("E_scale9", 9)).empty());
+  std::vector<fs::path> left;
+  for (auto& e : fs::directory_iterator(tmp)) left.push_back(e.path());
+  EXPECT_EQ(left, std::vector<fs::path>{live});  // the compile's own folder is gone again
+  fs::remove_all(tmp);
 }
 
 // ---- CPU compiler and programs ----
