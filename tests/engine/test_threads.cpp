@@ -67,8 +67,9 @@ std::string one_round(int t, int round) {
     for (int64_t i = 0; i < n; i++) want = std::max(want, std::max(0.0, double(c[size_t(i * 5 + j)]) - 0.5) * (t + 1));
     if (std::abs(cols[size_t(j)] - want) > 1e-5) return mismatch("own AST", cols[size_t(j)], want);
   }
-  // 2^17 elements: the CPU backend splits this reduce across its worker threads.
-  int64_t total = ((Tensor::arange(1 << 17) + seed) % 7).sum().item<int64_t>();
+  // 2^17 elements: the CPU backend splits this reduce across its worker threads. The seed comes in as data,
+  // so every round and thread runs the same kernels (compiled once: CI runs this under TSan from a cold cache).
+  int64_t total = ((Tensor::arange(1 << 17) + Tensor(std::vector<int>{seed}, {1})) % 7).sum().item<int64_t>();
   int64_t want_total = 0;
   for (int64_t i = 0; i < (1 << 17); i++) want_total += (i + seed) % 7;
   if (total != want_total) return mismatch("big reduce", double(total), double(want_total));
