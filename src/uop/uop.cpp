@@ -60,7 +60,8 @@ size_t structural_hash(Ops op, DType dtype, const std::vector<UOpPtr>& src, cons
 class InternTable {
  public:
   // Calls f(node) on each node stored under hash h until f returns true; returns whether one did.
-  template <class F> bool any_of(size_t h, F&& f) const {
+  template <class F>
+  bool any_of(size_t h, F&& f) const {
     for (size_t i = home(h);; i = (i + 1) & mask_) {
       const Slot& s = slots_[i];
       if (!s.node) return false;

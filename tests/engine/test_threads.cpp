@@ -103,7 +103,7 @@ TEST(Threads, ContextIsPerThread) {
   EXPECT_EQ(scoped.load(), noopt + 3);
   EXPECT_EQ(after.load(), noopt);
   EXPECT_EQ(thread_training.load(), 1 - training);
-  EXPECT_EQ(tg::NOOPT.value(), noopt + 7);          // the other thread's Context did not touch this one
+  EXPECT_EQ(tg::NOOPT.value(), noopt + 7);        // the other thread's Context did not touch this one
   EXPECT_EQ(Tensor::training.value(), training);  // nor did its assignment
 }
 

@@ -15,9 +15,9 @@ using tg::Tensor;
 namespace {
 
 #ifdef NDEBUG
-constexpr int64_t kChain = 1'000'000, kBackward = 200'000, kProducts = 10'000;
+constexpr int64_t kChain = 1'000'000, kBackward = 200'000, kProducts = 5'000;
 #else
-constexpr int64_t kChain = 20'000, kBackward = 20'000, kProducts = 5'000;
+constexpr int64_t kChain = 20'000, kBackward = 20'000, kProducts = 2'000;
 #endif
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
