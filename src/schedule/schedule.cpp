@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <deque>
-#include <map>
 #include <queue>
 #include <unordered_map>
 #include <unordered_set>
