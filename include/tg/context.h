@@ -8,22 +8,27 @@
 
 namespace tg {
 
+// A knob's value is per thread, as torch's grad mode is: every thread starts from the process default (read
+// from the environment once), and set() / `=` / tg::Context change it for the calling thread only. So
+// threads that build and realize graphs at once never see each other's settings.
 class ContextVar {
  public:
   ContextVar(const char* key, long dflt);
-  long value() const { return value_; }
-  operator long() const { return value_; }
+  long value() const;  // this thread's value
+  operator long() const { return value(); }
   const char* key() const { return key_; }
-  void set(long v) { value_ = v; }
+  long default_value() const { return default_; }  // the process default every thread starts from
+  void set(long v);                                  // for this thread
   ContextVar& operator=(long v) {
-    value_ = v;
+    set(v);
     return *this;
   }
   static ContextVar* find(const std::string& key);  // nullptr when no such knob
 
  private:
   const char* key_;
-  long value_;
+  long default_;
+  size_t id_;  // slot in the per-thread table of values
 };
 
 // The knobs (DESIGN.md section 4). Read them as plain numbers: `if (DEBUG >= 2) ...`.
@@ -31,6 +36,7 @@ class ContextVar {
 // the batch's statistics, optimizers may step.
 extern ContextVar DEBUG, NOOPT, BEAM, CACHELEVEL, JIT, TRAINING;
 
+// Overrides knobs for the calling thread until it leaves scope (other threads keep their values).
 class Context {
  public:
   // Throws tg::Error for a key that is not a knob.

@@ -71,18 +71,18 @@ void bind_context(nb::module_& m) {
   struct Counters {};
   nb::class_<Counters>(m, "GlobalCounters")
       .def_prop_rw_static(
-          "kernel_count", [](nb::handle) { return tg::GlobalCounters::kernel_count; },
+          "kernel_count", [](nb::handle) { return tg::GlobalCounters::kernel_count.load(); },
           [](nb::handle, int64_t v) { tg::GlobalCounters::kernel_count = v; })
       .def_prop_rw_static(
-          "global_ops", [](nb::handle) { return tg::GlobalCounters::global_ops; },
+          "global_ops", [](nb::handle) { return tg::GlobalCounters::global_ops.load(); },
           [](nb::handle, int64_t v) { tg::GlobalCounters::global_ops = v; })
       .def_prop_rw_static(
-          "global_mem", [](nb::handle) { return tg::GlobalCounters::global_mem; },
+          "global_mem", [](nb::handle) { return tg::GlobalCounters::global_mem.load(); },
           [](nb::handle, int64_t v) { tg::GlobalCounters::global_mem = v; })
       .def_prop_rw_static(
-          "time_sum_s", [](nb::handle) { return tg::GlobalCounters::time_sum_s; },
+          "time_sum_s", [](nb::handle) { return tg::GlobalCounters::time_sum_s.load(); },
           [](nb::handle, double v) { tg::GlobalCounters::time_sum_s = v; })
-      .def_prop_ro_static("mem_used", [](nb::handle) { return tg::GlobalCounters::mem_used; })
+      .def_prop_ro_static("mem_used", [](nb::handle) { return tg::GlobalCounters::mem_used.load(); })
       .def_static("reset", &tg::GlobalCounters::reset);
 }
 

@@ -16,7 +16,9 @@ namespace {
 
 // Kernel names are unique per process: a second AST with the same name gets a suffix, as tinygrad's "n1".
 std::string unique_name(const std::string& name, const UOpPtr& ast) {
+  static std::mutex mu;  // compile_runner is also called directly, outside get_runner's lock
   static std::map<std::string, std::vector<UOpPtr>> seen;
+  std::lock_guard<std::mutex> lock(mu);
   auto& asts = seen[name];
   for (size_t i = 0; i < asts.size(); i++)
     if (asts[i] == ast) return i == 0 ? name : name + "n" + std::to_string(i);

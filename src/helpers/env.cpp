@@ -3,6 +3,8 @@
 
 #include <cstdlib>
 #include <map>
+#include <mutex>
+#include <vector>
 
 #include "tg/context.h"
 #include "tg/error.h"
@@ -23,17 +25,58 @@ long getenv_int(const char* key, long dflt) {
 }
 
 namespace {
-std::map<std::string, ContextVar*>& registry() {
-  static std::map<std::string, ContextVar*> r;
+
+// Knobs are registered during static initialization, possibly from several libraries' initializers.
+struct Registry {
+  std::mutex mu;
+  std::map<std::string, ContextVar*> by_key;
+  size_t count = 0;
+};
+Registry& registry() {
+  static Registry r;
   return r;
 }
+
+// This thread's values: slot i holds knob i's value when this thread set it. Plain thread-local data, so
+// reading a knob takes no lock.
+struct ThreadValues {
+  std::vector<long> value;
+  std::vector<char> set;
+};
+ThreadValues& thread_values() {
+  thread_local ThreadValues v;
+  return v;
+}
+
 }  // namespace
 
-ContextVar::ContextVar(const char* key, long dflt) : key_(key), value_(getenv_int(key, dflt)) { registry()[key] = this; }
+ContextVar::ContextVar(const char* key, long dflt) : key_(key), default_(getenv_int(key, dflt)) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  id_ = r.count++;
+  r.by_key[key] = this;
+}
+
+long ContextVar::value() const {
+  const ThreadValues& t = thread_values();
+  return id_ < t.set.size() && t.set[id_] ? t.value[id_] : default_;
+}
+
+void ContextVar::set(long v) {
+  ThreadValues& t = thread_values();
+  if (id_ >= t.set.size()) {
+    t.set.resize(id_ + 1, 0);
+    t.value.resize(id_ + 1, 0);
+  }
+  t.value[id_] = v;
+  t.set[id_] = 1;
+}
 
 ContextVar* ContextVar::find(const std::string& key) {
-  auto it = registry().find(key);
-  return it == registry().end() ? nullptr : it->second;
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  auto it = r.by_key.find(key);
+  return it == r.by_key.end() ? nullptr : it->second;
 }
 
 ContextVar DEBUG("DEBUG", 0), NOOPT("NOOPT", 0), BEAM("BEAM", 0), CACHELEVEL("CACHELEVEL", 2), JIT("JIT", 1),

@@ -1,6 +1,7 @@
 // CStyleRenderer: the statement walker and the C spellings shared by every C-like backend.
 #include "renderer/cstyle.h"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -435,7 +436,10 @@ std::string CStyleRenderer::render(const std::string& name, const std::vector<UO
 
   // Which nodes print inside their user. Pure expressions used once qualify, unless moving them would read
   // an accumulator at a different moment: when an ASSIGN to it lies between, or the user sits in a deeper
-  // loop (then it would see later iterations' values).
+  // loop (then it would see later iterations' values). An expression nested kMaxNesting deep gets a name
+  // instead: compilers limit parenthesis nesting (clang: 256), and long chains would copy long strings.
+  constexpr int kMaxNesting = 64;
+  std::vector<int> nesting(n, 0);  // levels of inlined expressions inside the node's text
   auto is_expr = [](Ops op) {
     return is_alu(op) || op == Ops::CAST || op == Ops::BITCAST || op == Ops::VECTORIZE || op == Ops::GEP;
   };
@@ -455,8 +459,9 @@ std::string CStyleRenderer::render(const std::string& name, const std::vector<UO
       size_t si = pos.at(s.get());
       if (s->op == Ops::DEFINE_ACC || s->op == Ops::ASSIGN) reads_acc[i].insert(acc_of(s.get()));
       if (inlined[si]) reads_acc[i].insert(reads_acc[si].begin(), reads_acc[si].end());
+      if (inlined[si]) nesting[i] = std::max(nesting[i], nesting[si] + 1);
     }
-    if (uses[i] != 1) continue;
+    if (uses[i] != 1 || nesting[i] >= kMaxNesting) continue;
     bool ok = true;
     for (const UOp* acc : reads_acc[i]) {
       if (depth[user[i]] != depth[i]) ok = false;

@@ -12,8 +12,7 @@
 namespace tg {
 namespace {
 
-// mem_used is a plain int64 shared by every device; several threads may allocate at once.
-void add_mem_used(int64_t delta) { std::atomic_ref<int64_t>(GlobalCounters::mem_used).fetch_add(delta); }
+void add_mem_used(int64_t delta) { GlobalCounters::mem_used.fetch_add(delta); }
 
 bool lru_enabled() {
   static const bool on = getenv_int("LRU", 1) != 0;

@@ -2,7 +2,7 @@
 #include "schedule/schedule.h"
 
 #include <algorithm>
-#include <map>
+#include <deque>
 #include <queue>
 #include <unordered_map>
 #include <unordered_set>
@@ -22,19 +22,24 @@ bool is_base_compute(const UOp* u) {
 }
 const UOp* base_of(const UOp* u) { return u->op == Ops::VIEW ? u->src[0].get() : u; }
 
-// The device a node computes on: the first BUFFER or DEVICE found below it (COPY names its target first).
-std::string device_of(const UOp* root) {
-  std::vector<const UOp*> stack{root};
-  std::unordered_set<const UOp*> seen;
-  while (!stack.empty()) {
-    const UOp* u = stack.back();
-    stack.pop_back();
-    if (u->op == Ops::BUFFER) return buffer_device(u);
-    if (u->op == Ops::DEVICE) return u->get<std::string>();
-    for (auto it = u->src.rbegin(); it != u->src.rend(); ++it)
-      if (seen.insert(it->get()).second) stack.push_back(it->get());
+// The device each node computes on: the first BUFFER or DEVICE found below it, sources in order (COPY names
+// its target first). `topo` lists sources before users, so one pass fills it in.
+std::unordered_map<const UOp*, const UOp*> device_nodes(const std::vector<const UOp*>& topo) {
+  std::unordered_map<const UOp*, const UOp*> dev;
+  dev.reserve(topo.size());
+  for (const UOp* u : topo) {
+    const UOp* d = u->op == Ops::BUFFER || u->op == Ops::DEVICE ? u : nullptr;
+    for (size_t i = 0; !d && i < u->src.size(); i++)
+      if (auto it = dev.find(u->src[i].get()); it != dev.end()) d = it->second;
+    if (d) dev.emplace(u, d);
   }
-  throw Error("schedule: no device found for a " + std::string(op_name(root->op)));
+  return dev;
+}
+
+std::string device_name(const std::unordered_map<const UOp*, const UOp*>& dev, const UOp* u) {
+  auto it = dev.find(u);
+  if (it == dev.end()) throw Error("schedule: no device found for a " + std::string(op_name(u->op)));
+  return it->second->op == Ops::BUFFER ? buffer_device(it->second) : it->second->get<std::string>();
 }
 
 // Folds movement ops into VIEWs (a base, or a VIEW of a base, under each), and VIEW(VIEW(x)) into one VIEW
@@ -73,14 +78,43 @@ class AstBuilder {
  public:
   AstBuilder(const UOp* root, const std::unordered_set<const UOp*>& realize) : root_(root), realize_(realize) {}
 
-  UOpPtr build(const UOpPtr& node, const ShapeTracker& st) {
-    auto key = std::make_pair(node.get(), st.hash());
-    if (auto it = memo_.find(key); it != memo_.end())
-      for (auto& [s, u] : it->second)
-        if (s == st) return u;
-    UOpPtr out = build_uncached(node, st);
-    memo_[key].emplace_back(st, out);
-    return out;
+  // The AST of `root` seen through `root_st`. Depth-first with an explicit stack (a fused chain can be long),
+  // visiting sources in order so that inputs are numbered as a recursive walk would number them. Trackers
+  // are interned per kernel and passed around by id: most nodes see the same one as their user.
+  UOpPtr build(const UOpPtr& root, const ShapeTracker& root_st) {
+    struct Frame {
+      UOpPtr node;
+      size_t st;                  // id of the tracker the node is seen through
+      std::vector<UOpPtr> built;  // the sources' ASTs so far
+    };
+    std::vector<Frame> stack;
+    UOpPtr leaf;  // set when visit() finishes a node at once (memoized, input or constant)
+    auto visit = [&](const UOpPtr& node, size_t st) {
+      auto key = std::make_pair(node.get(), st);
+      if (auto it = memo_.find(key); it != memo_.end()) return leaf = it->second, true;
+      if (is_input(node.get())) return leaf = memo_[key] = load(node, trackers_[st]), true;
+      if (node->op == Ops::CONST) {
+        auto view = UOp::make(Ops::VIEW, dtypes::void_, {}, trackers_[st]);
+        return leaf = memo_[key] = UOp::make(Ops::CONST, node->dtype, {view}, node->arg), true;
+      }
+      enter(node, trackers_[st]);
+      stack.push_back({node, st, {}});
+      return false;
+    };
+    if (visit(root, intern(root_st))) return leaf;
+    while (true) {
+      Frame& f = stack.back();
+      if (size_t i = f.built.size(); i < source_count(*f.node)) {
+        const UOp& node = *f.node;
+        if (visit(node.src[node.op == Ops::REDUCE_AXIS || node.op == Ops::VIEW ? 0 : i], source_tracker(node, f.st)))
+          stack.back().built.push_back(leaf);  // `f` may have moved: visit() can push
+        continue;
+      }
+      UOpPtr out = memo_[{f.node.get(), f.st}] = finish(*f.node, f.built);
+      stack.pop_back();
+      if (stack.empty()) return out;
+      stack.back().built.push_back(std::move(out));
+    }
   }
 
   // The kernel's iteration shape: the root's shape, unless a reduce is reached through elementwise ops and
@@ -112,7 +146,31 @@ class AstBuilder {
   const UOp* root_;
   const std::unordered_set<const UOp*>& realize_;
   const UOp* reduce_ = nullptr;
-  std::map<std::pair<const UOp*, size_t>, std::vector<std::pair<ShapeTracker, UOpPtr>>> memo_;
+  std::deque<ShapeTracker> trackers_;                            // by id
+  std::unordered_map<size_t, std::vector<size_t>> tracker_ids_;  // hash -> ids
+  struct KeyHash {
+    size_t operator()(const std::pair<const UOp*, size_t>& k) const {
+      return std::hash<const UOp*>()(k.first) ^ (k.second * 0x9e3779b97f4a7c15ULL);
+    }
+  };
+  std::unordered_map<std::pair<const UOp*, size_t>, UOpPtr, KeyHash> memo_;  // (node, tracker id) -> AST
+
+  size_t intern(ShapeTracker st) {
+    auto& ids = tracker_ids_[st.hash()];
+    for (size_t id : ids)
+      if (trackers_[id] == st) return id;
+    ids.push_back(trackers_.size());
+    trackers_.push_back(std::move(st));
+    return ids.back();
+  }
+
+  // The tracker a node's sources are read through: a VIEW composes its own with the one it is seen through,
+  // a reduce reads its source whole, everything else passes the view on.
+  size_t source_tracker(const UOp& node, size_t st) {
+    if (node.op == Ops::VIEW) return intern(node.get<ShapeTracker>() + trackers_[st]);
+    if (node.op == Ops::REDUCE_AXIS) return intern(ShapeTracker::from_shape(node.src[0]->shape));
+    return st;
+  }
 
   bool is_input(const UOp* u) const { return u != root_ && (u->op == Ops::BUFFER || realize_.count(u)); }
 
@@ -141,36 +199,38 @@ class AstBuilder {
     return false;
   }
 
-  UOpPtr build_uncached(const UOpPtr& node, const ShapeTracker& st) {
-    if (is_input(node.get())) return load(node, st);
+  // Checks made when the walk reaches a (non-input, non-constant) node, before its sources.
+  void enter(const UOpPtr& node, const ShapeTracker& st) {
     switch (node->op) {
       case Ops::VIEW: {
-        const ShapeTracker& vst = node->get<ShapeTracker>();
         const UOp* base = node->src[0].get();
-        if (vst.has_mask() && is_base_compute(base) && !is_input(base) && pad_unsafe(base))
+        if (node->get<ShapeTracker>().has_mask() && is_base_compute(base) && !is_input(base) && pad_unsafe(base))
           throw KernelFailure{base};
-        return build(node->src[0], vst + st);
+        return;
       }
-      case Ops::CONST: {
-        auto view = UOp::make(Ops::VIEW, dtypes::void_, {}, st);
-        return UOp::make(Ops::CONST, node->dtype, {view}, node->arg);
-      }
-      case Ops::REDUCE_AXIS: {
+      case Ops::REDUCE_AXIS:
         if (reduce_ && reduce_ != node.get()) throw KernelFailure{node.get()};  // one reduce per kernel
         if (!(st.contiguous() && st.shape() == node->shape)) throw KernelFailure{node.get()};
         reduce_ = node.get();
-        auto src = build(node->src[0], ShapeTracker::from_shape(node->src[0]->shape));
-        return UOp::make(Ops::REDUCE_AXIS, node->dtype, {src}, node->arg);
-      }
-      case Ops::CONTIGUOUS: case Ops::DETACH:
-        return build(node->src[0], st);
+        return;
+      case Ops::CONTIGUOUS: case Ops::DETACH: return;
       default:
-        if (is_alu(node->op) || node->op == Ops::CAST || node->op == Ops::BITCAST) {
-          std::vector<UOpPtr> srcs;
-          for (auto& s : node->src) srcs.push_back(build(s, st));
-          return UOp::make(node->op, node->dtype, std::move(srcs), node->arg);
-        }
+        if (is_alu(node->op) || node->op == Ops::CAST || node->op == Ops::BITCAST) return;
         throw Error(std::string("schedule: cannot fuse a ") + op_name(node->op) + " into a kernel");
+    }
+  }
+
+  static size_t source_count(const UOp& node) {
+    return node.op == Ops::VIEW || node.op == Ops::REDUCE_AXIS || node.op == Ops::CONTIGUOUS ||
+                   node.op == Ops::DETACH
+               ? 1
+               : node.src.size();
+  }
+
+  static UOpPtr finish(const UOp& node, std::vector<UOpPtr>& built) {
+    switch (node.op) {
+      case Ops::VIEW: case Ops::CONTIGUOUS: case Ops::DETACH: return built.at(0);
+      default: return UOp::make(node.op, node.dtype, std::move(built), node.arg);
     }
   }
 };
@@ -185,6 +245,7 @@ class Scheduler {
     sink = graph_rewrite(split, view_folding());
     topo_ = toposort(sink);
     find_realize_points(sink);
+    bound_kernel_depth();
     // Build every kernel; a kernel that cannot be built names a node to realize, and we start over.
     std::vector<std::pair<const UOp*, UOpPtr>> asts;
     std::vector<std::vector<const UOp*>> inputs;
@@ -226,9 +287,14 @@ class Scheduler {
   std::unordered_set<const UOp*> realize_;
 
   void find_realize_points(const UOpPtr& sink) {
-    std::unordered_map<const UOp*, std::unordered_set<const UOp*>> users;
+    std::unordered_map<const UOp*, int> reduce_users;  // distinct users of each REDUCE_AXIS
     for (const UOp* u : topo_)
-      for (auto& s : u->src) users[s.get()].insert(u);
+      for (size_t i = 0; i < u->src.size(); i++) {
+        const UOp* s = u->src[i].get();
+        bool repeated = false;
+        for (size_t j = 0; j < i; j++) repeated |= u->src[j].get() == s;
+        if (s->op == Ops::REDUCE_AXIS && !repeated) reduce_users[s]++;
+      }
     for (auto& r : sink->src) {
       const UOp* b = base_of(r.get());
       if (is_base_compute(b)) realize_.insert(b);
@@ -239,7 +305,7 @@ class Scheduler {
       switch (u->op) {
         case Ops::CONTIGUOUS: case Ops::COPY: case Ops::ASSIGN: realize_.insert(u); break;
         case Ops::REDUCE_AXIS:
-          if (users[u].size() > 1) realize_.insert(u);  // never compute a reduce twice
+          if (reduce_users[u] > 1) realize_.insert(u);  // never compute a reduce twice
           break;
         case Ops::VIEW: {
           // A base read through an expanding view would be recomputed per copy: realize it.
@@ -253,6 +319,23 @@ class Scheduler {
         const UOp* b = base_of(u->src[1].get());
         if (is_base_compute(b)) realize_.insert(b);
       }
+    }
+  }
+
+  // A fused chain of more than kMaxKernelDepth ops is cut into kernels of at most that many: a kernel's
+  // source is compiled as a whole, and compilers take time that grows faster than its length (clang: 0.1 s
+  // for 1,000 dependent adds, 2.6 s for 10,000). The pieces of a uniform chain have one AST, so one compile.
+  static constexpr int64_t kMaxKernelDepth = 256;
+  void bound_kernel_depth() {
+    std::unordered_map<const UOp*, int64_t> depth;  // ops on the longest fused path ending at a node
+    depth.reserve(topo_.size());
+    for (const UOp* u : topo_) {
+      int64_t d = 0;
+      for (auto& s : u->src)
+        if (auto it = depth.find(s.get()); it != depth.end() && !realize_.count(s.get())) d = std::max(d, it->second);
+      if (is_alu(u->op) || u->op == Ops::CAST || u->op == Ops::BITCAST || u->op == Ops::REDUCE_AXIS) d++;
+      if (d >= kMaxKernelDepth && is_base_compute(u)) realize_.insert(u);
+      depth.emplace(u, d);
     }
   }
 
@@ -362,6 +445,7 @@ class Scheduler {
   Schedule emit(const UOpPtr& sink, const std::vector<std::pair<const UOp*, UOpPtr>>& asts,
                 const std::vector<std::vector<const UOp*>>& inputs) {
     Schedule sched;
+    const auto devices = device_nodes(topo_);
     std::unordered_map<const UOp*, UOpPtr> buffer_node;  // realized node -> its BUFFER
     std::unordered_map<const UOp*, UOpPtr> replacement;  // realized node -> VIEW(BUFFER) of its shape
     for (size_t k = 0; k < asts.size(); k++) {
@@ -370,7 +454,7 @@ class Scheduler {
       if (u->op == Ops::ASSIGN) {
         buf = u->src[0]->src[0];
       } else {
-        buf = new_buffer_uop(device_of(u), prod(u->shape), u->dtype);
+        buf = new_buffer_uop(device_name(devices, u), prod(u->shape), u->dtype);
       }
       buffer_node[u] = buf;
       ShapeTracker st = u->op == Ops::ASSIGN ? u->src[0]->get<ShapeTracker>()

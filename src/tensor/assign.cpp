@@ -20,12 +20,12 @@ Tensor& Tensor::assign(const Tensor& x) {
   if (cur->op == Ops::VIEW && cur->src[0]->op == Ops::BUFFER) {
     // The scheduler stores the value through this view into the same buffer; once realized, the ASSIGN is
     // replaced by that view again, so the tensor's node is the same from one step to the next.
-    d_->uop = UOp::make(Ops::ASSIGN, dtype(), {cur, value});
+    d_->set_uop(UOp::make(Ops::ASSIGN, dtype(), {cur, value}));
   } else if (cur->op == Ops::ASSIGN) {
     // A second assign before realizing writes into the same buffer too (after the first, if x reads it).
-    d_->uop = UOp::make(Ops::ASSIGN, dtype(), {cur->src[0], value});
+    d_->set_uop(UOp::make(Ops::ASSIGN, dtype(), {cur->src[0], value}));
   } else {
-    d_->uop = value;
+    d_->set_uop(value);
   }
   return *this;
 }

@@ -92,9 +92,9 @@ Tensor& Tensor::backward(const std::optional<Tensor>& gradient) {
   std::vector<std::shared_ptr<Data>> leaves;
   std::vector<UOpPtr> targets;
   for (auto& d : Data::requiring_grad()) {
-    Tensor t(nullptr, "");
-    t.d_ = d;
-    const UOpPtr& u = t.uop();  // swaps a realized node for its buffer view
+    // Read without writing: the tensor may belong to another thread (a realized node counts as its buffer view).
+    UOpPtr u = d->uop_snapshot();
+    if (UOpPtr r = realized(u.get())) u = std::move(r);
     if (!in_graph.count(u.get())) continue;
     leaves.push_back(d);
     targets.push_back(u);

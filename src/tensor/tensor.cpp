@@ -55,7 +55,7 @@ Tensor::Tensor(std::shared_ptr<const UOp> uop, std::string device) : d_(std::mak
 
 const std::shared_ptr<const UOp>& Tensor::uop() const {
   // A node realized through another handle is swapped for its buffer view on first sight.
-  if (auto r = realized(d_->uop.get())) d_->uop = r;
+  if (auto r = realized(d_->uop.get())) d_->set_uop(std::move(r));
   return d_->uop;
 }
 
@@ -184,7 +184,7 @@ void Tensor::realize_all(std::vector<Tensor> tensors) {
   std::vector<UOpPtr> roots;
   for (auto& t : tensors) roots.push_back(t.uop());
   std::vector<UOpPtr> out = run_realize(roots);
-  for (size_t i = 0; i < tensors.size(); i++) tensors[i].d_->uop = out[i];
+  for (size_t i = 0; i < tensors.size(); i++) tensors[i].d_->set_uop(out[i]);
 }
 
 Tensor Tensor::contiguous() const {

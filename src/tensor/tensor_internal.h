@@ -1,6 +1,8 @@
 #pragma once
 // Helpers shared by the Tensor implementation files (not public).
+#include <atomic>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,10 +26,21 @@ struct Tensor::Data : std::enable_shared_from_this<Tensor::Data> {
 
    private:
     Data* owner_;
-    bool on_ = false;
+    std::atomic<bool> on_ = false;  // read by backward() in any thread (the leaf search)
   };
 
+  // The node, written only by the thread using the tensor, under uop_mu; backward() in another thread reads
+  // it (its leaf search looks at every tensor that requires grad) through uop_snapshot().
   UOpPtr uop;
+  std::mutex uop_mu;
+  void set_uop(UOpPtr u) {
+    std::lock_guard<std::mutex> lock(uop_mu);
+    uop = std::move(u);
+  }
+  UOpPtr uop_snapshot() {
+    std::lock_guard<std::mutex> lock(uop_mu);
+    return uop;
+  }
   std::string device;
   GradFlag requires_grad{this};
   std::shared_ptr<Data> grad;  // the accumulated gradient (a lazy tensor), or null

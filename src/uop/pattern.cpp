@@ -159,7 +159,7 @@ struct Rewriter {
   std::vector<UOpPtr> keep;                      // keys stay alive so addresses are not reused
 
   void finish(const UOpPtr& u, UOpPtr result) {
-    keep.push_back(u);
+    if (result != u) keep.push_back(u);  // an unchanged node is kept alive by its own entry
     done[u.get()] = std::move(result);
   }
 
@@ -188,13 +188,14 @@ struct Rewriter {
           if (!done.count(it->get())) stack.push_back({*it, 0, nullptr});
       } else if (f.stage == 1) {
         if (done.count(f.node.get())) continue;
-        std::vector<UOpPtr> srcs;
         bool changed = false;
-        for (auto& s : f.node->src) {
-          srcs.push_back(done.at(s.get()));
-          changed |= srcs.back() != s;
+        for (auto& s : f.node->src) changed |= done.at(s.get()) != s;
+        UOpPtr n = f.node;
+        if (changed) {
+          std::vector<UOpPtr> srcs;
+          for (auto& s : f.node->src) srcs.push_back(done.at(s.get()));
+          n = UOp::make(f.node->op, f.node->dtype, std::move(srcs), f.node->arg);
         }
-        UOpPtr n = changed ? UOp::make(f.node->op, f.node->dtype, std::move(srcs), f.node->arg) : f.node;
         UOpPtr r = bottom_up ? nullptr : pm.rewrite(n, ctx);
         if (!r && n != f.node && bottom_up) r = pm.rewrite(n, ctx);
         if (r) {

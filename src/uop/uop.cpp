@@ -3,9 +3,10 @@
 
 #include <cmath>
 #include <cstring>
-#include <unordered_map>
 #include <mutex>
+#include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #include "tg/error.h"
 #include "uop/bounds.h"
@@ -69,13 +70,71 @@ size_t structural_hash(Ops op, DType dtype, const std::vector<UOpPtr>& src, cons
 }
 
 // The intern table holds raw pointers; a node removes itself as it dies. Lookups that find a node whose
-// last owner is already gone (expired weak_ptr) treat it as absent.
+// last owner is already gone (expired weak_ptr) treat it as absent. Open addressing with linear probing over
+// (hash, node) slots: a lookup reads one or two cache lines and compares stored hashes before touching a
+// node, where a std::unordered_multimap chased a list node per entry (a third of the time of building and
+// scheduling a 1M-node graph). Erasing shifts the following entries back, so there are no tombstones.
+class InternTable {
+ public:
+  // Calls f(node) on each node stored under hash h until f returns true; returns whether one did.
+  template <class F>
+  bool any_of(size_t h, F&& f) const {
+    for (size_t i = home(h);; i = (i + 1) & mask_) {
+      const Slot& s = slots_[i];
+      if (!s.node) return false;
+      if (s.hash == h && f(s.node)) return true;
+    }
+  }
+  void insert(size_t h, const UOp* u) {  // a dying twin may still be listed: its destructor erases only itself
+    if (2 * (count_ + 1) > slots_.size()) resize(2 * slots_.size());
+    place({h, u});
+    count_++;
+  }
+  void erase(size_t h, const UOp* u) {
+    size_t i = home(h);
+    for (; slots_[i].node != u; i = (i + 1) & mask_)
+      if (!slots_[i].node) return;  // never listed (its creation threw)
+    for (size_t j = i;;) {  // move back each later entry of the run that may sit at i (Knuth's algorithm R)
+      j = (j + 1) & mask_;
+      if (!slots_[j].node) break;
+      size_t k = home(slots_[j].hash);
+      if (i <= j ? (i < k && k <= j) : (i < k || k <= j)) continue;  // its home is after the hole
+      slots_[i] = slots_[j];
+      i = j;
+    }
+    slots_[i] = {};
+    if (--count_ * 8 < slots_.size() && slots_.size() > kMinSlots) resize(slots_.size() / 2);
+  }
+
+ private:
+  struct Slot {
+    size_t hash = 0;
+    const UOp* node = nullptr;
+  };
+  static constexpr size_t kMinSlots = 1024;
+  std::vector<Slot> slots_ = std::vector<Slot>(kMinSlots);
+  size_t mask_ = kMinSlots - 1, count_ = 0;
+
+  size_t home(size_t h) const { return (h * 0x9e3779b97f4a7c15ULL >> 20) & mask_; }  // mixes weak low bits
+  void place(Slot s) {
+    size_t i = home(s.hash);
+    while (slots_[i].node) i = (i + 1) & mask_;
+    slots_[i] = s;
+  }
+  void resize(size_t n) {
+    std::vector<Slot> old = std::exchange(slots_, std::vector<Slot>(n));
+    mask_ = n - 1;
+    for (const Slot& s : old)
+      if (s.node) place(s);
+  }
+};
+
 std::recursive_mutex& table_mutex() {
   static std::recursive_mutex m;
   return m;
 }
-std::unordered_multimap<size_t, const UOp*>& table() {
-  static auto* t = new std::unordered_multimap<size_t, const UOp*>();  // never destroyed: outlives nodes
+InternTable& table() {
+  static auto* t = new InternTable();  // never destroyed: outlives nodes
   return *t;
 }
 
@@ -136,34 +195,28 @@ UOpPtr UOp::make(Ops op, DType dtype, std::vector<UOpPtr> src, Arg arg) {
     if (!s) throw Error(std::string("UOp::make(") + op_name(op) + "): null source");
   size_t h = structural_hash(op, dtype, src, arg);
   std::lock_guard<std::recursive_mutex> lock(table_mutex());
-  auto [first, last] = table().equal_range(h);
-  for (auto it = first; it != last; ++it) {
-    const UOp* u = it->second;
-    if (u->same_structure(op, dtype, src, arg))
-      if (auto alive = u->weak_from_this().lock()) return alive;
-  }
+  UOpPtr found;
+  table().any_of(h, [&](const UOp* u) {
+    return u->same_structure(op, dtype, src, arg) && (found = u->weak_from_this().lock());
+  });
+  if (found) return found;
   // Every tensor-level shape is made here: refuse one whose element or byte count overflows int64 before
   // anything is built from it (a wrapped count would become a tiny buffer).
   Shape shape = infer_shape(op, src, arg);
   if (!shape.empty() && !dtype.ptr && dtype.scalar != Scalar::Void) checked_numel(shape, dtype.itemsize(), op_name(op));
-  auto* node = new UOp(op, dtype, std::move(src), std::move(arg), h);
+  UOpPtr p = std::make_shared<UOp>(op, dtype, std::move(src), std::move(arg), h);  // one allocation
+  auto* node = const_cast<UOp*>(p.get());
   node->shape = std::move(shape);
   auto [lo, hi] = compute_bounds(*node);
   node->vmin = lo, node->vmax = hi;
-  UOpPtr p(node);
-  table().emplace(h, node);  // a dying twin may still be listed: its destructor erases only itself
+  table().insert(h, node);
   return p;
 }
 
 UOp::~UOp() {
   {
     std::lock_guard<std::recursive_mutex> lock(table_mutex());
-    auto [first, last] = table().equal_range(hash);
-    for (auto it = first; it != last; ++it)
-      if (it->second == this) {
-        table().erase(it);
-        break;
-      }
+    table().erase(hash, this);
   }
   if (destroy_hook) destroy_hook(this);
   // Release sources without recursion: a 200k-deep chain must not overflow the stack. The outermost
@@ -268,10 +321,21 @@ std::vector<const UOp*> toposort(const UOpPtr& root) {
 }
 
 UOpPtr substitute(const UOpPtr& root, const std::function<UOpPtr(const UOp*)>& replacement) {
+  // Depth-first with an explicit stack, sources before users. Nothing below a replaced node is visited: a
+  // realized 1M-node chain is replaced at its top without walking the chain again.
   std::unordered_map<const UOp*, UOpPtr> done;
-  for (const UOp* u : toposort(root)) {
-    if (UOpPtr r = replacement(u)) {
-      done[u] = r;
+  auto finished = [&](const UOp* u) {
+    if (done.count(u)) return true;
+    UOpPtr r = replacement(u);
+    return r ? done.emplace(u, std::move(r)), true : false;
+  };
+  if (finished(root.get())) return done.at(root.get());
+  std::vector<std::pair<const UOp*, size_t>> stack{{root.get(), 0}};
+  while (!stack.empty()) {
+    auto& [u, next] = stack.back();
+    if (next < u->src.size()) {
+      const UOp* s = u->src[next++].get();
+      if (!finished(s)) stack.emplace_back(s, 0);  // a DAG: a node in progress is never reached again
       continue;
     }
     std::vector<UOpPtr> srcs;
@@ -280,7 +344,8 @@ UOpPtr substitute(const UOpPtr& root, const std::function<UOpPtr(const UOp*)>& r
       srcs.push_back(done.at(s.get()));
       changed |= srcs.back() != s;
     }
-    done[u] = changed ? UOp::make(u->op, u->dtype, std::move(srcs), u->arg) : u->ptr();
+    done.emplace(u, changed ? UOp::make(u->op, u->dtype, std::move(srcs), u->arg) : u->ptr());
+    stack.pop_back();
   }
   return done.at(root.get());
 }

@@ -299,6 +299,34 @@ TEST(StateTorch, NestedContainersFlattenAndMoreDtypes) {
   EXPECT_EQ(sd.at("layers.2").dtype(), dtypes::int32);
 }
 
+TEST(StateTorch, DeeplyNestedRebuildFromTypeLoads) {
+  // torch._tensor._rebuild_from_type_v2(func, type, args, state) calls func(*args); a crafted file nests
+  // 100,000 of them around one tensor (the globals memoized, 8 bytes a level). Unwrapping them recursed
+  // once per level and overflowed the stack.
+  constexpr int kDepth = 100000;
+  PickleWriter p;
+  p.empty_dict().str("t");
+  p.global("torch._tensor", "_rebuild_from_type_v2").op('q').op(1);  // BINPUT 1
+  p.global("torch._tensor", "Tensor").op('q').op(2).op('0');  // memoized, then popped (POP)
+  for (int i = 0; i < kDepth; i++) {
+    p.mark();
+    if (i + 1 < kDepth) p.op('h').op(1);  // BINGET 1: the next level is another _rebuild_from_type_v2
+    else p.global("torch._utils", "_rebuild_tensor_v2");
+    p.op('h').op(2);
+  }
+  p.mark().mark().str("storage").global("torch", "FloatStorage").str("0").str("cpu").integer(4).tuple().persid();
+  p.integer(0).int_tuple({2, 2}).int_tuple({2, 1}).boolean(false).ordered_dict().tuple();
+  for (int i = 0; i < kDepth; i++) p.empty_dict().tuple();  // each level's state, then its 4-tuple
+  p.reduce().op('s');
+  TempDir dir;
+  std::string path = dir.file("nested.pth");
+  write_file(path, torch_zip(p.stop(), {{"0", bytes_of(std::vector<float>{1, 2, 3, 4})}}));
+  auto sd = torch_load(path);
+  ASSERT_EQ(sd.size(), 1u);
+  EXPECT_EQ(sd.at("t").shape(), (Shape{2, 2}));
+  EXPECT_EQ(sd.at("t").tolist<float>(), (std::vector<float>{1, 2, 3, 4}));
+}
+
 TEST(StateTorch, CorruptCheckpointsNameTheFileAndTheProblem) {
   TempDir dir;
   std::string path = dir.file("bad.pth");

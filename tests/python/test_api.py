@@ -222,3 +222,33 @@ def test_bad_input_raises():
   with pytest.raises(TypeError): Tensor.ones(2) + "a"
   with pytest.raises(RuntimeError): Tensor.ones(2).div(Tensor.ones(2), rounding_mode="ceil")
   with pytest.raises(OverflowError): Tensor([2**70])
+
+
+def test_deep_chain_realizes_and_backprops():
+  # 20,000 ops deep: scheduling, autograd and freeing walk the graph with explicit stacks (this overflowed the
+  # stack before), and the fused chain is cut into kernels short enough to compile.
+  n = 20000
+  x0 = Tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+  w = Tensor([1.0, 1.0, 1.0, 1.0], requires_grad=True)
+  x = x0
+  for _ in range(n): x = x + w
+  x.sum().backward()
+  np.testing.assert_equal(x.numpy(), [1 + n, 2 + n, 3 + n, 4 + n])
+  np.testing.assert_equal(w.grad.numpy(), [n] * 4)
+  np.testing.assert_equal(x0.grad.numpy(), [1] * 4)
+  y = Tensor([0.5, 1.0])
+  for _ in range(n): y = y * 1.0001
+  np.testing.assert_allclose(y.numpy(), np.float32([0.5, 1.0]) * np.float32(1.0001) ** n, rtol=1e-3)
+
+
+def test_context_is_per_thread():
+  # Knobs are per thread: a Context in one thread leaves another's settings alone.
+  import threading
+  from tinygrad_cpp import _C
+  seen = []
+  with Context(NOOPT=1):
+    t = threading.Thread(target=lambda: seen.append(_C.context_value("NOOPT")))
+    t.start()
+    t.join()
+    assert _C.context_value("NOOPT") == 1
+  assert seen == [int(os.environ.get("NOOPT") or 0)]

@@ -95,8 +95,16 @@ class TorchHooks : public PickleHooks {
       return a[0];
     }
     if (m == "torch._tensor" && n == "_rebuild_from_type_v2") {  // (func, type, args, state): func(*args)
-      if (a.size() < 3 || a[2]->kind != K::Tuple) u.fail("_rebuild_from_type_v2 needs (func, type, args, state)");
-      return call(u, a[0], a[2]);
+      // Unwrapped in a loop: a crafted file may nest these as deep as its size allows (recursing overflowed).
+      PyObj* fn = callable;
+      PyObj* fargs = args;
+      while (fn->is_global("torch._tensor", "_rebuild_from_type_v2")) {
+        const auto& fa = fargs->items;
+        if (fa.size() < 3 || fa[2]->kind != K::Tuple) u.fail("_rebuild_from_type_v2 needs (func, type, args, state)");
+        fn = fa[0];
+        fargs = fa[2];
+      }
+      return call(u, fn, fargs);
     }
     if (m == "torch._utils" && n.rfind("_rebuild_", 0) == 0)
       u.fail("unsupported tensor kind torch._utils." + n + " (only dense tensors can be loaded)");
