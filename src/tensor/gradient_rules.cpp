@@ -58,6 +58,20 @@ Grads max_grad(const GradCtx& c) {
   return {x.gt(y).where(c.grad, x.ne(y).where(0, half)), x.lt(y).where(c.grad, x.ne(y).where(0, half))};
 }
 
+// d(prod)/dx_i is the product of the other elements. prod / x_i is that only without zeros (tinygrad's form
+// gives 0/0 = nan at a zero); as torch: with one zero, the zero gets the product of the rest and the others 0;
+// with two or more, every element gets 0.
+Tensor prod_grad(const GradCtx& c, const std::vector<int64_t>& axes) {
+  Tensor x = c.src(0);
+  const Shape& s = c.src_shape(0);
+  Tensor is_zero = x.eq(x.zeros_like());
+  Tensor safe = is_zero.where(x.ones_like(), x);
+  Tensor zeros = is_zero.cast(dtypes::int32).sum(axes, true).expand(s);
+  Tensor rest = Tensor(UOp::make(Ops::REDUCE_AXIS, x.dtype(), {safe.uop()}, ReduceArg{Ops::MUL, axes}), x.device());
+  Tensor others = is_zero.where((zeros == 1).where(rest.expand(s), 0), (zeros == 0).where(rest.expand(s) / safe, 0));
+  return c.grad.expand(s) * others;
+}
+
 Grads reduce_grad(const GradCtx& c) {
   const auto& ra = c.ret->get<ReduceArg>();
   Tensor x = c.src(0);
@@ -70,8 +84,7 @@ Grads reduce_grad(const GradCtx& c) {
       Tensor mask = x.eq(c.node()).cast(c.grad.dtype());
       return {mask / mask.sum(ra.axes, true) * c.grad};
     }
-    // d(prod)/dx_i = prod / x_i (as tinygrad; a zero input gives nan).
-    case Ops::MUL: return {(c.grad * c.node()).expand(s) / x};
+    case Ops::MUL: return {prod_grad(c, ra.axes)};
     default: throw Error(std::string("gradient: no gradient rule for REDUCE_AXIS ") + op_name(ra.op));
   }
 }

@@ -21,6 +21,16 @@ Tensor poly(const Tensor& x, const std::vector<double>& coeffs) {
   return acc;
 }
 
+// An odd function from its values at |x|: f(|x|) with x's sign. |x| is where(x < 0, -x, x) so the chain rule
+// gives f'(|x|) (x * sign(x) would have derivative 0 at 0). At 0 itself the result is x * f'(0): the exact 0
+// (keeping -0.0), with the true slope, where a polynomial's f(0) can be off by an ulp of its constant term.
+template <class F>
+Tensor odd_from_abs(const Tensor& x, double slope_at_0, F f) {
+  Tensor neg = x < 0;
+  Tensor r = f(neg.where(-x, x));
+  return (x == 0).where(x * slope_at_0, neg.where(-r, r));
+}
+
 // Polynomial approximations add up many rounded terms: half floats evaluate them in float32 and round
 // once at the end.
 DType wide_float(DType dt) { return dtypes::promote(mathx::float_of(dt), dtypes::float32); }
@@ -115,8 +125,8 @@ Tensor Tensor::asin() const {
   static const std::vector<double> kCoeffs = {-0.0012624911, 0.0066700901, -0.0170881256, 0.0308918810,
                                              -0.0501743046, 0.0889789874, -0.2145988016, 1.5707963050};
   Tensor x = cast(wide_float(dtype()));
-  Tensor a = x.abs();
-  return (x.sign() * (kPi / 2 - (1.0 - a).sqrt() * poly(a, kCoeffs))).cast(mathx::float_of(dtype()));
+  Tensor r = odd_from_abs(x, 1.0, [](const Tensor& a) { return kPi / 2 - (1.0 - a).sqrt() * poly(a, kCoeffs); });
+  return r.cast(mathx::float_of(dtype()));
 }
 Tensor Tensor::acos() const { return (kPi / 2 - cast(wide_float(dtype())).asin()).cast(mathx::float_of(dtype())); }
 
@@ -137,14 +147,14 @@ Tensor Tensor::cosh() const { return (exp() + neg().exp()) / 2; }
 // asinh is odd: evaluating at |x| avoids the cancellation of x + sqrt(x^2 + 1) for large negative x, and
 // log|x| + log(1 + sqrt(1 + 1/x^2)) for |x| > 1 avoids overflowing x^2.
 Tensor Tensor::asinh() const {
-  Tensor x = cast(mathx::float_of(dtype()));
-  Tensor a = x.abs();
-  Tensor big = a > 1;
-  Tensor as = big.where(1.0, a), al = big.where(a, 2.0);  // each branch sees inputs where it is finite
-  Tensor small = (as + (as * as + 1.0).sqrt()).log();
-  Tensor inv = al.reciprocal();
-  Tensor large = al.log() + ((inv * inv + 1.0).sqrt() + 1.0).log();
-  return x.sign() * big.where(large, small);
+  return odd_from_abs(cast(mathx::float_of(dtype())), 1.0, [](const Tensor& a) {
+    Tensor big = a > 1;
+    Tensor as = big.where(1.0, a), al = big.where(a, 2.0);  // each branch sees inputs where it is finite
+    Tensor small = (as + (as * as + 1.0).sqrt()).log();
+    Tensor inv = al.reciprocal();
+    Tensor large = al.log() + ((inv * inv + 1.0).sqrt() + 1.0).log();
+    return big.where(large, small);
+  });
 }
 Tensor Tensor::acosh() const {
   Tensor x = cast(mathx::float_of(dtype()));
@@ -155,14 +165,22 @@ Tensor Tensor::acosh() const {
   Tensor odd = x.sign() * (x.abs().log() + ((1.0 - inv * inv).sqrt() + 1.0).log());
   return odd + (x < 1).where(std::numeric_limits<double>::quiet_NaN(), 0.0);
 }
-Tensor Tensor::atanh() const { return ((1.0 + *this) / (1.0 - *this)).log() / 2; }
+// (log(1 + x) - log(1 - x)) / 2: its derivative (1/(1+x) + 1/(1-x)) / 2 is inf at +-1 as torch's, where the
+// quotient's log gave 1/inf * inf = nan.
+Tensor Tensor::atanh() const { return ((1.0 + *this).log() - (1.0 - *this).log()) / 2; }
 
-// Abramowitz & Stegun 7.1.26, |error| <= 1.5e-7 (tinygrad's erf).
+// Abramowitz & Stegun 7.1.26, |error| <= 1.5e-7 (tinygrad's erf). |x| is capped at 6 (erf(6) is 1 to 2e-17):
+// at +-inf, exp(-x^2) = 0 times the derivative of x^2 = inf would make the gradient nan.
 Tensor Tensor::erf() const {
   static const std::vector<double> kCoeffs = {1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592};
+  static const double kSlope0 = 2 / std::sqrt(kPi);
   Tensor x = cast(wide_float(dtype()));
-  Tensor t = 1.0 / (1.0 + 0.3275911 * x.abs());
-  return (x.sign() * (1.0 - t * poly(t, kCoeffs) * (-x.square()).exp())).cast(mathx::float_of(dtype()));
+  Tensor r = odd_from_abs(x, kSlope0, [](const Tensor& a_in) {
+    Tensor a = (a_in > 6).where(6.0, a_in);
+    Tensor t = 1.0 / (1.0 + 0.3275911 * a);
+    return 1.0 - t * poly(t, kCoeffs) * (-a.square()).exp();
+  });
+  return r.cast(mathx::float_of(dtype()));
 }
 
 // ---- rounding (ints are already integral) ----
@@ -185,7 +203,7 @@ Tensor Tensor::round() const {
   Tensor half = t / 2.0;
   Tensor even = half.trunc() == half;
   Tensor r = (*this > 0).eq(even).where((*this - 0.5).ceil(), (*this + 0.5).floor());
-  return (t == *this).where(*this, r);
+  return (t == *this).where(t, r);  // t, not *this: round is piecewise constant, its gradient 0 everywhere
 }
 
 // ---- classification ----

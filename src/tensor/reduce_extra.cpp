@@ -131,8 +131,11 @@ Tensor Tensor::var(std::optional<int64_t> axis, bool keepdim, double correction)
   // n - correction <= 0 divides by 0: inf, or nan for an empty or constant input, as torch.
   return (sq.sum(axes, keepdim) / std::max(n - correction, 0.0)).cast(out);
 }
+// A zero variance (constant input) has gradient 0, as torch's, not 1/(2 sqrt(0)) * 0 = nan: sqrt sees 1 there.
 Tensor Tensor::std(std::optional<int64_t> axis, bool keepdim, double correction) const {
-  return var(axis, keepdim, correction).sqrt();
+  Tensor v = var(axis, keepdim, correction);
+  Tensor zero = v == 0;
+  return zero.where(v, zero.where(1.0, v).sqrt());
 }
 
 // ---- argmax / argmin ----
