@@ -117,6 +117,9 @@ Tensor Tensor::arange(int64_t stop, TensorOptions opts) {
 
 Tensor Tensor::arange(double start, double stop, double step, TensorOptions opts) {
   if (step == 0) throw Error("arange: step must not be 0");
+  if (!std::isfinite(start) || !std::isfinite(stop) || !std::isfinite(step))  // NaN would give an empty range
+    throw Error("arange: start, stop and step must be finite, got start=" + std::to_string(start) +
+                " stop=" + std::to_string(stop) + " step=" + std::to_string(step));
   double span = (stop - start) / step;
   int64_t n = span > 0 ? int64_t(std::ceil(span)) : 0;
   bool is_int = start == std::floor(start) && stop == std::floor(stop) && step == std::floor(step);

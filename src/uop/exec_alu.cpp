@@ -196,7 +196,7 @@ Num float_binary(Ops op, DType dt, double a, double b) {
     case Ops::MOD:
       return make_float(std::fmod(a, b), dt);
     case Ops::MAX:
-      return make_float(a < b ? b : a, dt);  // a NaN first operand wins, as `a<b?b:a` in C
+      return make_float(a < b || b != b ? b : a, dt);  // NaN propagates from either operand, as torch's maximum
     default:
       break;
   }
