@@ -20,6 +20,7 @@
 #include "codegen/linearize.h"
 #include "shape/indexing.h"
 #include "tg/error.h"
+#include "uop/decompositions.h"
 #include "uop/symbolic.h"
 #include "uop/symbolic_linear.h"
 
@@ -489,6 +490,6 @@ class Lowerer {
 
 }  // namespace
 
-UOpPtr lower_kernel(const Kernel& k) { return Lowerer(k).lower(exact_products(k.optimized_ast())); }
+UOpPtr lower_kernel(const Kernel& k) { return Lowerer(k).lower(decompositions(exact_products(k.optimized_ast()))); }
 
 }  // namespace tg

@@ -7,6 +7,7 @@
 // tensors (`c.src(i)`), and returns one gradient per source (nullopt: no gradient flows there).
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numbers>
 #include <unordered_map>
 
@@ -70,6 +71,16 @@ Tensor prod_grad(const GradCtx& c, const std::vector<int64_t>& axes) {
   Tensor rest = Tensor(UOp::make(Ops::REDUCE_AXIS, x.dtype(), {safe.uop()}, ReduceArg{Ops::MUL, axes}), x.device());
   Tensor others = is_zero.where((zeros == 1).where(rest.expand(s), 0), (zeros == 0).where(rest.expand(s) / safe, 0));
   return c.grad.expand(s) * others;
+}
+
+// POW, tinygrad's rule (torch's values at the edges): d/db = e * b^(e-1), but 0 where b = e = 0 (0 * 0^-1 would
+// be nan); d/de = b^e * ln b, but at b = 0 the limit: -inf for e < 0, else 0 (not 0 * -inf = nan).
+Grads pow_grad(const GradCtx& c) {
+  Tensor b = c.src(0), e = c.src(1), ret = c.node();
+  Tensor zero_b = b == 0;
+  Tensor db = (zero_b * (e == 0)).where(e, e * b.pow(e - 1));
+  Tensor de = zero_b.where((e < 0).where(-std::numeric_limits<double>::infinity(), 0.0), ret * b.log2() * kLn2);
+  return {c.grad * db, c.grad * de};
 }
 
 Grads reduce_grad(const GradCtx& c) {
@@ -154,6 +165,7 @@ const PatternMatcher& pm_gradient() {
       rule(Ops::SUB, [](const GradCtx& c) -> Grads { return {c.grad, c.grad.neg()}; }),
       rule(Ops::MULACC, [](const GradCtx& c) -> Grads { return {c.grad * c.src(1), c.grad * c.src(0), c.grad}; }),
       rule(Ops::MAX, max_grad),
+      rule(Ops::POW, pow_grad),
       // where: the condition gets none; each branch gets the gradient where it was chosen
       rule(Ops::WHERE, [](const GradCtx& c) -> Grads {
         Tensor cond = c.src(0);

@@ -77,22 +77,13 @@ Tensor int_pow_tensor(const Tensor& base, const Tensor& e) {
   return (e < 0).where(neg_exp, result);
 }
 
-// Float pow of two broadcast float tensors, tinygrad's construction: |b| ** e = exp2(e * log2|b|), then a
-// base with its sign bit set gives a minus sign for an odd exponent and nan for a non-integer one (except
-// +-0 and -inf, whose magnitude rule stands, as C's pow). x ** 0 = 1, 1 ** y = 1, (-1) ** +-inf = 1.
+// Float pow of two broadcast float tensors: one POW node (in at least float32), with its own gradient rule
+// (gradient_rules.cpp); uop/decompositions turns it into tinygrad's exp2(e * log2|b|) with C's sign and
+// special-value rules when the kernel is lowered. Built from those pieces here instead, x ** 2.0 had gradient 0
+// at x = 1 (the where forcing 1 ** y = 1 blocks it) and nan at a zero or infinite base.
 Tensor float_pow_tensor(const Tensor& base_in, const Tensor& e_in) {
   DType wide = wide_float(base_in.dtype());
-  Tensor base = base_in.cast(wide), e = e_in.cast(wide);
-  Tensor mag = ((base < 0).where(-base, base).log2() * e).exp2();
-  Tensor half = e * 0.5;
-  Tensor non_int = e.trunc() != e, odd = half.trunc() != half;
-  Tensor sign_bit = (base < 0) + (base.reciprocal() < 0);  // also -0.0
-  Tensor zero_or_inf = (base == 0) + base.isinf();
-  Tensor adj = non_int.where(zero_or_inf.where(1.0, std::numeric_limits<double>::quiet_NaN()), odd.where(-1.0, 1.0));
-  // mag * where(...), not where(..., mag * adj, mag): the branch not taken would send 0 * nan back.
-  Tensor signed_mag = mag * sign_bit.where(adj.cast(wide), 1.0);
-  Tensor one = (e == 0) + (base == 1) + (base == -1) * e.isinf();
-  return one.where(1.0, signed_mag).cast(base_in.dtype());
+  return alu(Ops::POW, base_in.cast(wide), e_in.cast(wide)).cast(base_in.dtype());
 }
 
 }  // namespace
@@ -232,17 +223,13 @@ Tensor Tensor::pow(ConstValue exponent) const {
     return int_power(base, uint64_t(e));
   }
   Tensor x = cast(mathx::float_of(dtype()));
-  // Identities tinygrad uses for constant exponents: exact products for small integers, sqrt for halves.
-  bool integral = std::isfinite(e) && e == std::floor(e) && std::abs(e) <= 1 << 20;
-  if (integral) return e < 0 ? int_power(x, uint64_t(-e)).reciprocal() : int_power(x, uint64_t(e));
-  bool half_int = std::isfinite(e) && e - 0.5 == std::floor(e - 0.5) && std::abs(e) <= 1 << 20;
-  if (half_int) {
-    // + 0.0 turns sqrt(-0.0) = -0.0 into +0.0, so 0 ** -0.5 is +inf as in C; -inf gets C's +inf / +0.
-    Tensor r = int_power(x, uint64_t(std::abs(e) - 0.5)) * x.sqrt() + 0.0;
-    r = e < 0 ? r.reciprocal() : r;
-    constexpr double kInf = std::numeric_limits<double>::infinity();
-    return (x == -kInf).where(e < 0 ? 0.0 : kInf, r);
-  }
+  // Exact products for integer exponents; anything else is a POW node (a constant half-integer exponent is
+  // lowered to products and a sqrt, see uop/decompositions).
+  // (x ** 0 too is a POW: a constant 1 would leave x out of the graph, where torch's gradient is 0.)
+  bool integral = std::isfinite(e) && e == std::floor(e) && std::abs(e) <= 1 << 20 && e != 0;
+  // (1/x)^n rather than 1/x^n for e < 0: the same rounding, but the gradient stays finite where x^n is 0 or inf
+  // (x ** -2 at 0 is -inf as torch's, not nan)
+  if (integral) return e < 0 ? int_power(x.reciprocal(), uint64_t(-e)) : int_power(x, uint64_t(e));
   return x.pow(broadcast_scalar(x, e));
 }
 

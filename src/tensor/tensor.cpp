@@ -35,6 +35,15 @@ UOpPtr const_uop(double value, DType dtype, const std::string& device, const Sha
   return UOp::make(Ops::VIEW, dtype, {c}, st);
 }
 
+UOpPtr const_uop(const ConstValue& value, DType dtype, const std::string& device, const Shape& shape) {
+  if (value.kind == dtypes::float32 || !dtype.is_int()) return const_uop(value.value, dtype, device, shape);
+  auto dev = UOp::make(Ops::DEVICE, dtypes::void_, {}, device);
+  auto c = UOp::make(Ops::CONST, dtype, {dev}, UOp::const_int(value.ivalue, dtype)->arg);
+  ShapeTracker st = ShapeTracker::from_shape({});
+  if (!shape.empty()) st = st.reshape(Shape(shape.size(), 1)).expand(shape);
+  return UOp::make(Ops::VIEW, dtype, {c}, st);
+}
+
 // ---- handle ----
 Tensor::Tensor(std::shared_ptr<const UOp> uop, std::string device) : d_(std::make_shared<Data>()) {
   d_->uop = std::move(uop);
@@ -73,7 +82,7 @@ Tensor::Tensor(const void* data, DType dtype, int64_t count, Shape shape, Tensor
 Tensor::Tensor(ConstValue scalar, TensorOptions opts) {
   DType dt = opts.dtype ? *opts.dtype : scalar.kind == dtypes::float32 ? dtypes::default_float() : scalar.kind;
   std::string device = canonical_device(opts.device.empty() ? default_device() : opts.device);
-  *this = Tensor(const_uop(scalar.value, dt, device, {}), device);
+  *this = Tensor(const_uop(scalar, dt, device, {}), device);
   d_->requires_grad = opts.requires_grad;
 }
 
@@ -93,7 +102,7 @@ Tensor Tensor::full(const Shape& shape, ConstValue fill, TensorOptions opts) {
     if (s < 0) throw Error("full: negative dimension in shape " + fmt_shape(shape));
   DType dt = opts.dtype ? *opts.dtype : fill.kind == dtypes::float32 ? dtypes::default_float() : fill.kind;
   std::string device = canonical_device(opts.device.empty() ? default_device() : opts.device);
-  Tensor t(const_uop(fill.value, dt, device, shape), device);
+  Tensor t(const_uop(fill, dt, device, shape), device);
   t.d_->requires_grad = opts.requires_grad;
   return t;
 }

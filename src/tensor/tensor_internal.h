@@ -42,6 +42,8 @@ std::string fmt_pairs(const PadArg& p);  // "((1, 2), (0, 0))", for pad / shrink
 int64_t normalize_axis(const char* op, int64_t axis, const Shape& shape);
 // A CONST of `dtype` on `device`, viewed (broadcast) to `shape`.
 UOpPtr const_uop(double value, DType dtype, const std::string& device, const Shape& shape);
+// The same from a C++ number: an integer into an int dtype keeps all 64 bits (2^64 - 1 as uint64, int64 near 2^63).
+UOpPtr const_uop(const ConstValue& value, DType dtype, const std::string& device, const Shape& shape);
 // d(root)/d(target) for each target given d(root)/d(root) = root_grad, as lazy tensors (gradient_rules.cpp,
 // tinygrad's compute_gradient). Targets are matched as themselves or as the node realized into them;
 // nullopt where no path leads from root to the target.

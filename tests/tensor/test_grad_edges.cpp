@@ -9,9 +9,9 @@
 #include "math_test_util.h"
 #include "tg/tg.h"
 
-using tg::Tensor;
 using mtest::kInf;
 using mtest::kNaN;
+using tg::Tensor;
 
 namespace {
 
@@ -38,47 +38,81 @@ std::vector<double> grad_at(const std::function<Tensor(const Tensor&)>& op, cons
 std::vector<GradCase> unary_cases() {
   const std::vector<double> ends = {0.0, -0.0, 1.0, -1.0, 1e-30, 100.0, -100.0, kInf, -kInf};
   return {
-      {"sigmoid", [](const Tensor& t) { return t.sigmoid(); }, dsigmoid, {0.0, -0.0, 2.0, -2.0, 300, -300, kInf, -kInf}},
+      {"sigmoid",
+       [](const Tensor& t) { return t.sigmoid(); },
+       dsigmoid,
+       {0.0, -0.0, 2.0, -2.0, 300, -300, kInf, -kInf}},
       {"tanh", [](const Tensor& t) { return t.tanh(); }, dtanh, {0.0, -0.0, 0.5, -0.5, 50, -50, kInf, -kInf}},
-      {"silu", [](const Tensor& t) { return t.silu(); },
+      {"silu",
+       [](const Tensor& t) { return t.silu(); },
        [](double x) { return std::isinf(x) ? (x > 0 ? 1.0 : 0.0) : sigmoid(x) * (1 + x * (1 - sigmoid(x))); },
        {0.0, 1.0, -1.0, 100, -100}},
-      {"asin", [](const Tensor& t) { return t.asin(); }, [](double x) { return 1 / std::sqrt(1 - x * x); },
+      {"asin",
+       [](const Tensor& t) { return t.asin(); },
+       [](double x) { return 1 / std::sqrt(1 - x * x); },
        {0.0, -0.0, 0.5, -0.5}},
-      {"acos", [](const Tensor& t) { return t.acos(); }, [](double x) { return -1 / std::sqrt(1 - x * x); },
+      {"acos",
+       [](const Tensor& t) { return t.acos(); },
+       [](double x) { return -1 / std::sqrt(1 - x * x); },
        {0.0, 0.5, -0.5}},
-      {"atan", [](const Tensor& t) { return t.atan(); }, [](double x) { return 1 / (1 + x * x); },
+      {"atan",
+       [](const Tensor& t) { return t.atan(); },
+       [](double x) { return 1 / (1 + x * x); },
        {0.0, -0.0, 0.5, -3.0, kInf, -kInf}},
-      {"asinh", [](const Tensor& t) { return t.asinh(); }, [](double x) { return 1 / std::sqrt(x * x + 1); },
+      {"asinh",
+       [](const Tensor& t) { return t.asinh(); },
+       [](double x) { return 1 / std::sqrt(x * x + 1); },
        {0.0, -0.0, 0.5, -3.0, 1e20}},
-      {"atanh", [](const Tensor& t) { return t.atanh(); }, [](double x) { return 1 / (1 - x * x); },
+      {"atanh",
+       [](const Tensor& t) { return t.atanh(); },
+       [](double x) { return 1 / (1 - x * x); },
        {0.0, 0.5, -0.5, 1.0, -1.0}},
-      {"erf", [](const Tensor& t) { return t.erf(); },
-       [](double x) { return 2 / std::sqrt(M_PI) * std::exp(-x * x); }, {0.0, -0.0, 0.5, -1.0, 7.0, kInf, -kInf}},
+      {"erf",
+       [](const Tensor& t) { return t.erf(); },
+       [](double x) { return 2 / std::sqrt(M_PI) * std::exp(-x * x); },
+       {0.0, -0.0, 0.5, -1.0, 7.0, kInf, -kInf}},
       {"softplus", [](const Tensor& t) { return t.softplus(); }, sigmoid, {0.0, 1.0, -1.0, 100, -100, kInf, -kInf}},
-      {"logsigmoid", [](const Tensor& t) { return t.logsigmoid(); }, [](double x) { return 1 - sigmoid(x); },
+      {"logsigmoid",
+       [](const Tensor& t) { return t.logsigmoid(); },
+       [](double x) { return 1 - sigmoid(x); },
        {0.0, 1.0, -1.0, 100, kInf}},
       {"elu", [](const Tensor& t) { return t.elu(); }, [](double x) { return x > 0 ? 1.0 : std::exp(x); }, ends},
       {"celu", [](const Tensor& t) { return t.celu(2.0); }, [](double x) { return x > 0 ? 1.0 : std::exp(x / 2); },
        ends},
       {"selu", [](const Tensor& t) { return t.selu(); },
        [](double x) { return kScale * (x > 0 ? 1.0 : kAlpha * std::exp(x)); }, ends},
-      {"leaky_relu", [](const Tensor& t) { return t.leaky_relu(0.01); },
-       [](double x) { return x > 0 ? 1.0 : 0.01; }, ends},
-      {"relu6", [](const Tensor& t) { return t.relu6(); }, [](double x) { return x > 0 && x < 6 ? 1.0 : 0.0; },
+      {"leaky_relu", [](const Tensor& t) { return t.leaky_relu(0.01); }, [](double x) { return x > 0 ? 1.0 : 0.01; },
+       ends},
+      {"relu6",
+       [](const Tensor& t) { return t.relu6(); },
+       [](double x) { return x > 0 && x < 6 ? 1.0 : 0.0; },
        {0.0, 3.0, 6.0, 7.0, -1.0, kInf}},
-      {"hardtanh", [](const Tensor& t) { return t.hardtanh(); }, [](double x) { return x > -1 && x < 1 ? 1.0 : 0.0; },
+      {"hardtanh",
+       [](const Tensor& t) { return t.hardtanh(); },
+       [](double x) { return x > -1 && x < 1 ? 1.0 : 0.0; },
        {0.0, 1.0, -1.0, 2.0, -kInf}},
-      {"hardsigmoid", [](const Tensor& t) { return t.hardsigmoid(); },
-       [](double x) { return x > -3 && x < 3 ? 1.0 / 6 : 0.0; }, {0.0, 3.0, -3.0, 4.0, kInf}},
-      {"hardswish", [](const Tensor& t) { return t.hardswish(); },
-       [](double x) { return x < -3 ? 0.0 : x <= 3 ? x / 3 + 0.5 : 1.0; }, {0.0, 3.0, -3.0, 4.0, -4.0, kInf, -kInf}},
+      {"hardsigmoid",
+       [](const Tensor& t) { return t.hardsigmoid(); },
+       [](double x) { return x > -3 && x < 3 ? 1.0 / 6 : 0.0; },
+       {0.0, 3.0, -3.0, 4.0, kInf}},
+      {"hardswish",
+       [](const Tensor& t) { return t.hardswish(); },
+       [](double x) { return x < -3   ? 0.0
+                             : x <= 3 ? x / 3 + 0.5
+                                      : 1.0; },
+       {0.0, 3.0, -3.0, 4.0, -4.0, kInf, -kInf}},
       {"round", [](const Tensor& t) { return t.round(); }, [](double) { return 0.0; }, {0.0, 1.0, -2.0, 2.5, 1e9}},
-      {"abs", [](const Tensor& t) { return t.abs(); }, [](double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : 0.0; },
+      {"abs",
+       [](const Tensor& t) { return t.abs(); },
+       [](double x) { return x > 0   ? 1.0
+                             : x < 0 ? -1.0
+                                     : 0.0; },
        {0.0, 2.0, -2.0, kInf}},
       {"relu", [](const Tensor& t) { return t.relu(); }, [](double x) { return x > 0 ? 1.0 : 0.0; }, {0.0, 2.0, -2.0}},
-      {"clamp", [](const Tensor& t) { return t.clamp(-1.0, 1.0); },
-       [](double x) { return x >= -1 && x <= 1 ? 1.0 : 0.0; }, {0.0, 1.0, -1.0, 2.0, -2.0}},
+      {"clamp",
+       [](const Tensor& t) { return t.clamp(-1.0, 1.0); },
+       [](double x) { return x >= -1 && x <= 1 ? 1.0 : 0.0; },
+       {0.0, 1.0, -1.0, 2.0, -2.0}},
   };
 }
 
@@ -149,6 +183,73 @@ TEST(GradEdges, TiesSplitTheGradient) {
   Tensor c(std::vector<float>{1, 3, 3, 0, 0}, {5}, {.requires_grad = true});
   (c.max() + c.min()).backward();
   mtest::expect_close(c.grad().tolist<float>(), std::vector<double>{0, 0.5, 0.5, 0.5, 0.5}, 0, 0, "max/min");
+}
+
+}  // namespace
+
+namespace {
+
+// b ** e over zero, negative, infinite bases and exponents: forward is C's pow, both gradients torch's
+// (d/db = e b^(e-1), 0 at e = 0; d/de = b^e ln b, at b = 0 -inf for e < 0 and 0 otherwise), on the compiled
+// backend and the interpreter (both lower the POW node through uop/decompositions).
+TEST(GradEdges, PowGridAgainstTorchRules) {
+  const std::vector<double> bases = {-kInf, -2, -1, -0.5, 0, 0.5, 1, 2, 3, kInf};
+  const std::vector<double> exps = {-kInf, -2, -1, -0.3, 0, 0.3, 1, 2, 3, 2.5, kInf};
+  std::vector<float> b, e;
+  std::vector<double> want, want_db, want_de;
+  for (double x : bases)
+    for (double y : exps) {
+      b.push_back(float(x)), e.push_back(float(y));
+      want.push_back(std::pow(x, y));
+      want_db.push_back(y == 0 ? 0.0 : y * std::pow(x, y - 1));
+      want_de.push_back(x == 0 ? (y < 0 ? -kInf : 0.0) : std::pow(x, y) * std::log(x));
+    }
+  const int64_t n = int64_t(b.size());
+  for (const char* dev : {"CPU", "INTERP"}) {
+    Tensor tb(b, {n}, {.device = dev, .requires_grad = true}), te(e, {n}, {.device = dev, .requires_grad = true});
+    Tensor r = tb.pow(te);
+    mtest::expect_close(r.tolist<float>(), want, 1e-6, 1e-5, std::string("pow on ") + dev);
+    r.sum().backward();
+    mtest::expect_close(tb.grad().tolist<float>(), want_db, 1e-6, 1e-5, std::string("d/db on ") + dev);
+    mtest::expect_close(te.grad().tolist<float>(), want_de, 1e-6, 1e-5, std::string("d/de on ") + dev);
+  }
+}
+
+// A constant exponent: x ** 2.0 had gradient 0 at x = 1 (the where forcing 1 ** y = 1 blocked it), x ** 0
+// dropped x from the graph, x ** 0.3 was nan at 0 and +-inf.
+TEST(GradEdges, PowConstantExponent) {
+  const std::vector<double> xs = {0, 1, 2, -1, -2, kInf, -kInf};
+  for (double c : {0.0, 1.0, 2.0, 3.0, -1.0, -2.0, -3.0, 0.3, 1.5, -0.5, 2.5}) {
+    std::vector<double> want;
+    std::vector<double> pts;
+    for (double x : xs) {
+      if ((c == 0.3 || c == 1.5 || c == -0.5 || c == 2.5) && x == -kInf) continue;  // C's pow(-inf, c) is +-inf
+      pts.push_back(x);
+      want.push_back(c == 0 ? 0.0 : c * std::pow(x, c - 1));
+    }
+    mtest::expect_close(grad_at([c](const Tensor& t) { return t.pow(c); }, pts), want, 1e-6, 1e-5,
+                        "x ** " + std::to_string(c));
+  }
+  EXPECT_EQ(grad_at([](const Tensor& t) { return t.pow(2.0); }, {1.0})[0], 2.0);
+  EXPECT_EQ(grad_at([](const Tensor& t) { return t.pow(Tensor(2.0f)); }, {1.0})[0], 2.0);
+}
+
+// Constants keep exact 64-bit integers (a double rounded 2^64 - 1 to 2^63 as uint64, and int64 near 2^63).
+TEST(GradEdges, ConstantsKeepExact64BitIntegers) {
+  constexpr uint64_t kU = ~uint64_t(0);
+  EXPECT_EQ(Tensor(kU, {.dtype = tg::dtypes::uint64}).item<uint64_t>(), kU);
+  EXPECT_EQ(Tensor::full({2}, kU - 1, {.dtype = tg::dtypes::uint64}).tolist<uint64_t>(),
+            (std::vector<uint64_t>{kU - 1, kU - 1}));
+  Tensor u(std::vector<uint64_t>{kU, kU - 1, 5});
+  EXPECT_EQ(u.idiv(kU).tolist<uint64_t>(), (std::vector<uint64_t>{1, 0, 0}));
+  EXPECT_EQ(u.idiv(uint64_t(3)).tolist<uint64_t>(), (std::vector<uint64_t>{kU / 3, (kU - 1) / 3, 1}));
+  constexpr int64_t kMax = INT64_MAX, kMin = INT64_MIN;
+  EXPECT_EQ(Tensor(kMax - 6, {.dtype = tg::dtypes::int64}).item<int64_t>(), kMax - 6);
+  EXPECT_EQ(Tensor(kMin + 1, {.dtype = tg::dtypes::int64}).item<int64_t>(), kMin + 1);
+  Tensor i(std::vector<int64_t>{int64_t(1) << 62, -5});
+  EXPECT_EQ((i + (kMax - (int64_t(1) << 62))).tolist<int64_t>(),
+            (std::vector<int64_t>{kMax, kMax - (int64_t(1) << 62) - 5}));
+  EXPECT_EQ((i - kMax).tolist<int64_t>(), (std::vector<int64_t>{(int64_t(1) << 62) - kMax, -5 - kMax}));
 }
 
 }  // namespace

@@ -9,9 +9,9 @@
 #include "math_test_util.h"
 #include "tg/tg.h"
 
-using tg::Tensor;
 using mtest::kInf;
 using mtest::kNaN;
+using tg::Tensor;
 
 namespace {
 
@@ -20,8 +20,8 @@ const char* kDevices[] = {"CPU", "INTERP"};
 // Rows of 5 with NaN nowhere, first, in the middle, last, twice; and +-inf beside it.
 std::vector<float> rows() {
   const float n = float(kNaN), i = float(kInf);
-  return {1, 5, 3, -2, 0,  n, 5, 3, -2, 0,  1, 5, n, -2, 0,  1, 5, 3, -2, n,
-          1, n, 3, n,  0,  i, n, -i, 2, 1,  -i, -i, -i, -i, -i};
+  return {1,  5, 3, -2, 0, n, 5, 3, -2, 0,  1, 5, n,  -2, 0,  1,  5, 3,
+          -2, n, 1, n,  3, n, 0, i, n,  -i, 2, 1, -i, -i, -i, -i, -i};
 }
 
 TEST(NaN, MaxMinReductionsPropagate) {
