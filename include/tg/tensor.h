@@ -34,11 +34,15 @@ struct TensorOptions {
 struct ConstValue {
   double value;
   DType kind;  // float32, int32 or bool (the category only)
+  // An integer's exact value in two's complement (a uint64 above 2^63 wraps, as its bits): a double rounds
+  // integers past 2^53, and 2^64 - 1 as a double is not even a uint64.
+  int64_t ivalue;
   template <class T>
     requires std::is_arithmetic_v<T>
   ConstValue(T v)  // NOLINT: implicit on purpose
       : value(static_cast<double>(v)),
-        kind(std::is_same_v<T, bool> ? dtypes::bool_ : std::is_floating_point_v<T> ? dtypes::float32 : dtypes::int32) {}
+        kind(std::is_same_v<T, bool> ? dtypes::bool_ : std::is_floating_point_v<T> ? dtypes::float32 : dtypes::int32),
+        ivalue(std::is_floating_point_v<T> ? 0 : static_cast<int64_t>(v)) {}
 };
 
 // The dtype matching a C++ element type.

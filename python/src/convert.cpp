@@ -54,7 +54,7 @@ void walk(nb::handle h, size_t depth, Flat& out) {
   if (!(c->kind == tg::dtypes::bool_)) out.all_bool = false;
   if (c->kind == tg::dtypes::float32) out.any_float = true;
   out.f.push_back(c->value);
-  out.i.push_back(c->kind == tg::dtypes::float32 ? int64_t(0) : nb::cast<int64_t>(nb::int_(h)));
+  out.i.push_back(c->kind == tg::dtypes::float32 ? int64_t(0) : c->ivalue);  // exact, uint64 above 2^63 too
 }
 
 template <class T>
@@ -230,9 +230,31 @@ std::optional<tg::ConstValue> py_number(nb::handle h) {
   }
   if (PyFloat_Check(o)) return tg::ConstValue(PyFloat_AS_DOUBLE(o));
   if (is_numpy_instance(h, "bool_")) return tg::ConstValue(PyObject_IsTrue(o) == 1);
-  if (is_numpy_instance(h, "integer")) return tg::ConstValue(nb::cast<int64_t>(nb::int_(h)));
+  if (is_numpy_instance(h, "integer")) return py_number(nb::int_(h));  // as a Python int: uint64 above 2^63 too
   if (is_numpy_instance(h, "floating")) return tg::ConstValue(nb::cast<double>(nb::float_(h)));
   return std::nullopt;
+}
+
+// bytes are raw memory, as in tinygrad: uint8 values, or with a dtype the bytes reinterpreted as that dtype
+// (b"\x00\x00\xc0\x3f" with float32 is [1.5]), not each byte cast.
+tg::Tensor from_bytes_object(nb::handle data, tg::TensorOptions opts) {
+  const char* p = PyBytes_AS_STRING(data.ptr());
+  const int64_t n = int64_t(PyBytes_GET_SIZE(data.ptr()));
+  std::optional<tg::DType> want = opts.dtype;
+  opts.dtype.reset();
+  bool grad = opts.requires_grad;
+  opts.requires_grad = false;
+  tg::Tensor t = from_bytes<uint8_t>(p, n, {n}, opts);
+  if (want && !(*want == tg::dtypes::uint8)) {
+    const int64_t size = want->itemsize();
+    if (n % size != 0)
+      throw nb::value_error(("Tensor: " + std::to_string(n) + " bytes are not a whole number of " + want->name() +
+                             " values (" + std::to_string(size) + " bytes each)")
+                                .c_str());
+    t = want->is_bool() ? t.cast(tg::dtypes::bool_) : t.bitcast(*want);
+  }
+  t.requires_grad_(grad);
+  return t;
 }
 
 tg::Tensor tensor_from(nb::handle data, const tg::TensorOptions& opts) {
@@ -243,6 +265,7 @@ tg::Tensor tensor_from(nb::handle data, const tg::TensorOptions& opts) {
     return t;
   }
   if (data.is_none()) return tg::Tensor::empty({0}, opts);
+  if (PyBytes_Check(data.ptr())) return from_bytes_object(data, opts);
   if (std::optional<tg::ConstValue> c = py_number(data)) return tg::Tensor(*c, opts);
   if (PyList_Check(data.ptr()) || PyTuple_Check(data.ptr())) return from_list(data, opts);
   if (PyObject_CheckBuffer(data.ptr())) {
@@ -299,11 +322,20 @@ nb::object nested(const tg::Tensor& t) {
   return nest(flat, t.shape(), 0, pos);
 }
 
+// nanobind aborts the interpreter for an array of more than 64 dims (and numpy 1.x allows 32): past 32 the
+// data goes out 1-D and numpy's own reshape makes it, or raises its clean ValueError where it cannot.
+constexpr size_t kDirectNumpyDims = 32;
+
 template <class T>
 nb::object numpy_of(const tg::Tensor& t, nb::dlpack::dtype dt) {
   auto* v = new std::vector<T>(t.tolist<T>());
   nb::capsule owner(v, [](void* p) noexcept { delete static_cast<std::vector<T>*>(p); });
   tg::Shape s = t.shape();
+  if (s.size() > kDirectNumpyDims) {
+    size_t n = v->size();
+    nb::object flat = nb::cast(nb::ndarray<nb::numpy>(v->data(), 1, &n, owner, nullptr, dt));
+    return flat.attr("reshape")(shape_tuple(s));
+  }
   std::vector<size_t> shape(s.begin(), s.end());
   return nb::cast(nb::ndarray<nb::numpy>(v->data(), shape.size(), shape.data(), owner, nullptr, dt));
 }

@@ -5,7 +5,23 @@
 #include "bindings.h"
 #include "tg/error.h"
 
+#include <string>
 #include <string_view>
+
+namespace tgpy {
+// Hints in core messages are written for C++ callers; raised through Python they name the Python spelling.
+std::string python_spelling(std::string_view msg) {
+  static const std::pair<std::string_view, std::string_view> kSpellings[] = {
+      {"{.requires_grad = true}", "requires_grad=True"},
+      {"strict=false", "strict=False"},
+  };
+  std::string s(msg);
+  for (auto [cpp, py] : kSpellings)
+    for (size_t at = s.find(cpp); at != std::string::npos; at = s.find(cpp, at + py.size()))
+      s.replace(at, cpp.size(), py);
+  return s;
+}
+}  // namespace tgpy
 
 NB_MODULE(_C, m) {
   m.doc() = "tinygrad.cpp: tinygrad's lazy tensors, compiled and run by a C++ core";
@@ -31,7 +47,8 @@ NB_MODULE(_C, m) {
       PyObject* type = PyExc_RuntimeError;
       if (msg.find(" is out of range for shape") != std::string_view::npos) type = axis_error;
       else if (msg.find("negative dimension") != std::string_view::npos) type = shape_error;
-      PyErr_SetString(type, e.what());
+      else if (msg.find("must be finite") != std::string_view::npos) type = shape_error;  // torch: RuntimeError
+      PyErr_SetString(type, tgpy::python_spelling(msg).c_str());
     }
   });
   tgpy::bind_dtype(m);

@@ -14,6 +14,20 @@ namespace {
 using tg::Tensor;
 using Ints = std::vector<int64_t>;
 
+// The value of a one-element tensor as a Python number, for bool(), float() and int(). Other sizes raise as
+// torch does: ValueError for float/int, RuntimeError ("ambiguous") for bool.
+nb::object scalar_of(const Tensor& t, const char* what) {
+  if (t.numel() != 1) {
+    std::string shape = nb::repr(shape_tuple(t.shape())).c_str();
+    std::string msg = std::string(what) + "(): only a tensor with one element can be converted to a Python scalar, " +
+                      "got shape " + shape + " (" + std::to_string(t.numel()) + " elements)";
+    if (std::string_view(what) == "bool") msg += "; the truth value of several elements is ambiguous (use any/all)";
+    PyErr_SetString(std::string_view(what) == "bool" ? PyExc_RuntimeError : PyExc_ValueError, msg.c_str());
+    throw nb::python_error();
+  }
+  return to_item(t);
+}
+
 // The keyword arguments every creation function takes, in tinygrad's spelling.
 #define TG_OPTS_ARGS                                                           \
   nb::arg("dtype").none() = nb::none(), nb::arg("device").none() = nb::none(), \
@@ -53,8 +67,11 @@ void bind_tensor_core(nb::class_<Tensor>& c) {
              if (t.ndim() == 0) throw nb::type_error("len() of a 0-d tensor");
              return t.shape()[0];
            })
-      // tinygrad: truth of a tensor is not defined (it would hide a realize inside an `if`).
-      .def("__bool__", [](const Tensor&) -> bool { throw nb::type_error("__bool__ on Tensor is not defined"); })
+      // bool(), float() and int() of a one-element tensor (any shape) are its value, as torch's; any other size
+      // is an error naming it (float() fell through to float(str(t)): "could not convert string to float").
+      .def("__bool__", [](const Tensor& t) { return PyObject_IsTrue(scalar_of(t, "bool").ptr()) == 1; })
+      .def("__float__", [](const Tensor& t) { return nb::float_(scalar_of(t, "float")); })
+      .def("__int__", [](const Tensor& t) { return nb::int_(scalar_of(t, "int")); })
       .def("__hash__", [](nb::handle self) { return nb::hash(nb::int_(reinterpret_cast<intptr_t>(self.ptr()))); })
       // ---- running and reading ----
       .def("realize",

@@ -136,10 +136,10 @@ void bind_tensor_math(nb::class_<Tensor>& c) {
   TG_OPERATOR("or", a.bitwise_or(b))
   TG_OPERATOR("xor", a.bitwise_xor(b))
 #undef TG_OPERATOR
-  // An integer tensor to a negative integer power is an error (tinygrad's and torch's), not a silent 0.
+  // A number exponent takes Tensor::pow(ConstValue): exact products for an integer, a POW node otherwise; an
+  // integer tensor to a negative integer power is an error there (tinygrad's and torch's), not a silent 0.
   c.def("__pow__", [](const Tensor& t, nb::handle x) {
-     std::optional<tg::ConstValue> v = py_number(x);
-     if (v && !t.dtype().is_float() && v->kind != tg::dtypes::float32 && v->value < 0) return t.pow(*v);  // throws
+     if (std::optional<tg::ConstValue> v = py_number(x)) return t.pow(*v);
      return t.pow(operand(t, x));
    }).def("__rpow__", [](const Tensor& t, nb::handle x) { return operand(t, x).pow(t); });
   c.def("__lshift__", &Tensor::lshift)

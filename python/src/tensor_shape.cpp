@@ -308,7 +308,9 @@ void bind_tensor_shape(nb::class_<Tensor>& c) {
               .def(
                   "std",
                   [](const Tensor& t, nb::handle axis, bool keepdim, double correction) {
-                    return var_of(t, axis, keepdim, correction).sqrt();
+                    // as Tensor::std: a zero variance has gradient 0 (sqrt sees 1 there), not nan
+                    Tensor v = var_of(t, axis, keepdim, correction), zero = v == 0;
+                    return zero.where(v, zero.where(1.0, v).sqrt());
                   },
                   nb::arg("axis").none() = nb::none(), nb::arg("keepdim") = false, nb::arg("correction") = 1.0)
               .def("logsumexp", &logsumexp_of, nb::arg("axis").none() = nb::none(), nb::arg("keepdim") = false)

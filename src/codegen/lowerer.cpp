@@ -22,6 +22,7 @@
 #include "codegen/linearize.h"
 #include "shape/indexing.h"
 #include "tg/error.h"
+#include "uop/decompositions.h"
 #include "uop/symbolic.h"
 #include "uop/symbolic_linear.h"
 
@@ -601,7 +602,7 @@ class Lowerer {
 }  // namespace
 
 UOpPtr lower_kernel(const Kernel& k) {
-  UOpPtr ast = exact_products(k.optimized_ast());
+  UOpPtr ast = decompositions(exact_products(k.optimized_ast()));
   return Lowerer(k, ast).lower(ast);
 }
 

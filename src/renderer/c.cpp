@@ -100,15 +100,15 @@ std::string ClangRenderer::buffer_type_name(DType dt) const {
 
 std::string ClangRenderer::render_alu(const UOp& u, const std::vector<std::string>& a, Prelude& pre) const {
   DType dt = u.dtype;
-  // MAX of vectors: C has no ?: on vectors, so select through the comparison's lane mask (a NaN first
-  // operand wins, as in the scalar `a<b ? b : a`).
+  // MAX of vectors: C has no ?: on vectors, so select through the comparison's lane mask (a NaN in either
+  // operand wins, as in the scalar `a<b || b!=b ? b : a`).
   if (u.op == Ops::MAX && dt.count > 1) {
     DType mask = (dt.itemsize() / dt.count == 8 ? dtypes::int64 : dtypes::int32).vec(dt.count);
     if (std::find(pre.vector_types.begin(), pre.vector_types.end(), mask) == pre.vector_types.end())
       pre.vector_types.push_back(mask);
     const std::string T = type_name(dt), M = type_name(mask), name = "tg_max_" + T;
     pre.need(name, [&] {
-      return helper_qualifier() + " " + T + " " + name + "(" + T + " a, " + T + " b) { " + M + " m = a < b; return (" +
+      return helper_qualifier() + " " + T + " " + name + "(" + T + " a, " + T + " b) { " + M + " m = (a < b) | (b != b); return (" +
              T + ")(((" + M + ")b & m) | ((" + M + ")a & ~m)); }";
     });
     return name + "(" + a[0] + ", " + a[1] + ")";

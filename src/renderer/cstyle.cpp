@@ -101,8 +101,11 @@ CStyleRenderer::CStyleRenderer() {
     if (dt.is_float()) return math_fn("__builtin_fmod", dt) + "(" + a[0] + "," + a[1] + ")";
     return "(" + a[0] + "%" + a[1] + ")";
   };
-  // `a<b ? b : a`: a NaN first operand wins, exactly as exec_alu's MAX (so not fmax, which drops NaNs).
-  t[int(Ops::MAX)] = [](const V& a, DType) { return "((" + a[0] + "<" + a[1] + ")?" + a[1] + ":" + a[0] + ")"; };
+  // `a<b || b!=b ? b : a`: a NaN in either operand wins, exactly as exec_alu's MAX (so not fmax, which drops
+  // NaNs): max reductions and maximum/minimum propagate NaN as torch's, whatever the order.
+  t[int(Ops::MAX)] = [](const V& a, DType) {
+    return "((" + a[0] + "<" + a[1] + "||" + a[1] + "!=" + a[1] + ")?" + a[1] + ":" + a[0] + ")";
+  };
   t[int(Ops::NEG)] = [](const V& a, DType) { return "(-" + neg_safe(a[0]) + ")"; };
   t[int(Ops::RECIP)] = [](const V& a, DType) { return "(1/" + a[0] + ")"; };
   t[int(Ops::WHERE)] = [](const V& a, DType) { return "(" + a[0] + "?" + a[1] + ":" + a[2] + ")"; };
@@ -224,7 +227,7 @@ std::string CStyleRenderer::render_const(const UOp& u, Prelude& pre) const {
 
 // ---- ops ----
 
-int CStyleRenderer::operand_uses(const UOp& u, size_t i) const { return u.op == Ops::MAX ? 2 : 1; }
+int CStyleRenderer::operand_uses(const UOp& u, size_t i) const { return u.op == Ops::MAX ? (i == 1 ? 3 : 2) : 1; }
 
 std::string CStyleRenderer::render_alu(const UOp& u, const std::vector<std::string>& a, Prelude& pre) const {
   Ops op = u.op;

@@ -52,7 +52,7 @@ Tensor Tensor::broadcast_scalar(const Tensor& like, ConstValue v) {
   DType dt = like.dtype();
   if (v.kind == dtypes::float32 && !dt.is_float()) dt = dtypes::default_float();
   else if (v.kind == dtypes::int32 && dt.is_bool()) dt = dtypes::default_int;
-  return Tensor(const_uop(v.value, dt, like.device(), {}), like.device());
+  return Tensor(const_uop(v, dt, like.device(), {}), like.device());
 }
 
 Tensor Tensor::cast(DType dt) const {

@@ -7,6 +7,7 @@
 // tensors (`c.src(i)`), and returns one gradient per source (nullopt: no gradient flows there).
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numbers>
 #include <unordered_map>
 
@@ -58,6 +59,30 @@ Grads max_grad(const GradCtx& c) {
   return {x.gt(y).where(c.grad, x.ne(y).where(0, half)), x.lt(y).where(c.grad, x.ne(y).where(0, half))};
 }
 
+// d(prod)/dx_i is the product of the other elements. prod / x_i is that only without zeros (tinygrad's form
+// gives 0/0 = nan at a zero); as torch: with one zero, the zero gets the product of the rest and the others 0;
+// with two or more, every element gets 0.
+Tensor prod_grad(const GradCtx& c, const std::vector<int64_t>& axes) {
+  Tensor x = c.src(0);
+  const Shape& s = c.src_shape(0);
+  Tensor is_zero = x.eq(x.zeros_like());
+  Tensor safe = is_zero.where(x.ones_like(), x);
+  Tensor zeros = is_zero.cast(dtypes::int32).sum(axes, true).expand(s);
+  Tensor rest = Tensor(UOp::make(Ops::REDUCE_AXIS, x.dtype(), {safe.uop()}, ReduceArg{Ops::MUL, axes}), x.device());
+  Tensor others = is_zero.where((zeros == 1).where(rest.expand(s), 0), (zeros == 0).where(rest.expand(s) / safe, 0));
+  return c.grad.expand(s) * others;
+}
+
+// POW, tinygrad's rule (torch's values at the edges): d/db = e * b^(e-1), but 0 where b = e = 0 (0 * 0^-1 would
+// be nan); d/de = b^e * ln b, but at b = 0 the limit: -inf for e < 0, else 0 (not 0 * -inf = nan).
+Grads pow_grad(const GradCtx& c) {
+  Tensor b = c.src(0), e = c.src(1), ret = c.node();
+  Tensor zero_b = b == 0;
+  Tensor db = (zero_b * (e == 0)).where(e, e * b.pow(e - 1));
+  Tensor de = zero_b.where((e < 0).where(-std::numeric_limits<double>::infinity(), 0.0), ret * b.log2() * kLn2);
+  return {c.grad * db, c.grad * de};
+}
+
 Grads reduce_grad(const GradCtx& c) {
   const auto& ra = c.ret->get<ReduceArg>();
   Tensor x = c.src(0);
@@ -70,8 +95,7 @@ Grads reduce_grad(const GradCtx& c) {
       Tensor mask = x.eq(c.node()).cast(c.grad.dtype());
       return {mask / mask.sum(ra.axes, true) * c.grad};
     }
-    // d(prod)/dx_i = prod / x_i (as tinygrad; a zero input gives nan).
-    case Ops::MUL: return {(c.grad * c.node()).expand(s) / x};
+    case Ops::MUL: return {prod_grad(c, ra.axes)};
     default: throw Error(std::string("gradient: no gradient rule for REDUCE_AXIS ") + op_name(ra.op));
   }
 }
@@ -141,6 +165,7 @@ const PatternMatcher& pm_gradient() {
       rule(Ops::SUB, [](const GradCtx& c) -> Grads { return {c.grad, c.grad.neg()}; }),
       rule(Ops::MULACC, [](const GradCtx& c) -> Grads { return {c.grad * c.src(1), c.grad * c.src(0), c.grad}; }),
       rule(Ops::MAX, max_grad),
+      rule(Ops::POW, pow_grad),
       // where: the condition gets none; each branch gets the gradient where it was chosen
       rule(Ops::WHERE, [](const GradCtx& c) -> Grads {
         Tensor cond = c.src(0);

@@ -21,6 +21,16 @@ Tensor poly(const Tensor& x, const std::vector<double>& coeffs) {
   return acc;
 }
 
+// An odd function from its values at |x|: f(|x|) with x's sign. |x| is where(x < 0, -x, x) so the chain rule
+// gives f'(|x|) (x * sign(x) would have derivative 0 at 0). At 0 itself the result is x * f'(0): the exact 0
+// (keeping -0.0), with the true slope, where a polynomial's f(0) can be off by an ulp of its constant term.
+template <class F>
+Tensor odd_from_abs(const Tensor& x, double slope_at_0, F f) {
+  Tensor neg = x < 0;
+  Tensor r = f(neg.where(-x, x));
+  return (x == 0).where(x * slope_at_0, neg.where(-r, r));
+}
+
 // Polynomial approximations add up many rounded terms: half floats evaluate them in float32 and round
 // once at the end.
 DType wide_float(DType dt) { return dtypes::promote(mathx::float_of(dt), dtypes::float32); }
@@ -67,22 +77,13 @@ Tensor int_pow_tensor(const Tensor& base, const Tensor& e) {
   return (e < 0).where(neg_exp, result);
 }
 
-// Float pow of two broadcast float tensors, tinygrad's construction: |b| ** e = exp2(e * log2|b|), then a
-// base with its sign bit set gives a minus sign for an odd exponent and nan for a non-integer one (except
-// +-0 and -inf, whose magnitude rule stands, as C's pow). x ** 0 = 1, 1 ** y = 1, (-1) ** +-inf = 1.
+// Float pow of two broadcast float tensors: one POW node (in at least float32), with its own gradient rule
+// (gradient_rules.cpp); uop/decompositions turns it into tinygrad's exp2(e * log2|b|) with C's sign and
+// special-value rules when the kernel is lowered. Built from those pieces here instead, x ** 2.0 had gradient 0
+// at x = 1 (the where forcing 1 ** y = 1 blocks it) and nan at a zero or infinite base.
 Tensor float_pow_tensor(const Tensor& base_in, const Tensor& e_in) {
   DType wide = wide_float(base_in.dtype());
-  Tensor base = base_in.cast(wide), e = e_in.cast(wide);
-  Tensor mag = ((base < 0).where(-base, base).log2() * e).exp2();
-  Tensor half = e * 0.5;
-  Tensor non_int = e.trunc() != e, odd = half.trunc() != half;
-  Tensor sign_bit = (base < 0) + (base.reciprocal() < 0);  // also -0.0
-  Tensor zero_or_inf = (base == 0) + base.isinf();
-  Tensor adj = non_int.where(zero_or_inf.where(1.0, std::numeric_limits<double>::quiet_NaN()), odd.where(-1.0, 1.0));
-  // mag * where(...), not where(..., mag * adj, mag): the branch not taken would send 0 * nan back.
-  Tensor signed_mag = mag * sign_bit.where(adj.cast(wide), 1.0);
-  Tensor one = (e == 0) + (base == 1) + (base == -1) * e.isinf();
-  return one.where(1.0, signed_mag).cast(base_in.dtype());
+  return alu(Ops::POW, base_in.cast(wide), e_in.cast(wide)).cast(base_in.dtype());
 }
 
 }  // namespace
@@ -115,8 +116,8 @@ Tensor Tensor::asin() const {
   static const std::vector<double> kCoeffs = {-0.0012624911, 0.0066700901, -0.0170881256, 0.0308918810,
                                              -0.0501743046, 0.0889789874, -0.2145988016, 1.5707963050};
   Tensor x = cast(wide_float(dtype()));
-  Tensor a = x.abs();
-  return (x.sign() * (kPi / 2 - (1.0 - a).sqrt() * poly(a, kCoeffs))).cast(mathx::float_of(dtype()));
+  Tensor r = odd_from_abs(x, 1.0, [](const Tensor& a) { return kPi / 2 - (1.0 - a).sqrt() * poly(a, kCoeffs); });
+  return r.cast(mathx::float_of(dtype()));
 }
 Tensor Tensor::acos() const { return (kPi / 2 - cast(wide_float(dtype())).asin()).cast(mathx::float_of(dtype())); }
 
@@ -137,14 +138,14 @@ Tensor Tensor::cosh() const { return (exp() + neg().exp()) / 2; }
 // asinh is odd: evaluating at |x| avoids the cancellation of x + sqrt(x^2 + 1) for large negative x, and
 // log|x| + log(1 + sqrt(1 + 1/x^2)) for |x| > 1 avoids overflowing x^2.
 Tensor Tensor::asinh() const {
-  Tensor x = cast(mathx::float_of(dtype()));
-  Tensor a = x.abs();
-  Tensor big = a > 1;
-  Tensor as = big.where(1.0, a), al = big.where(a, 2.0);  // each branch sees inputs where it is finite
-  Tensor small = (as + (as * as + 1.0).sqrt()).log();
-  Tensor inv = al.reciprocal();
-  Tensor large = al.log() + ((inv * inv + 1.0).sqrt() + 1.0).log();
-  return x.sign() * big.where(large, small);
+  return odd_from_abs(cast(mathx::float_of(dtype())), 1.0, [](const Tensor& a) {
+    Tensor big = a > 1;
+    Tensor as = big.where(1.0, a), al = big.where(a, 2.0);  // each branch sees inputs where it is finite
+    Tensor small = (as + (as * as + 1.0).sqrt()).log();
+    Tensor inv = al.reciprocal();
+    Tensor large = al.log() + ((inv * inv + 1.0).sqrt() + 1.0).log();
+    return big.where(large, small);
+  });
 }
 Tensor Tensor::acosh() const {
   Tensor x = cast(mathx::float_of(dtype()));
@@ -155,14 +156,22 @@ Tensor Tensor::acosh() const {
   Tensor odd = x.sign() * (x.abs().log() + ((1.0 - inv * inv).sqrt() + 1.0).log());
   return odd + (x < 1).where(std::numeric_limits<double>::quiet_NaN(), 0.0);
 }
-Tensor Tensor::atanh() const { return ((1.0 + *this) / (1.0 - *this)).log() / 2; }
+// (log(1 + x) - log(1 - x)) / 2: its derivative (1/(1+x) + 1/(1-x)) / 2 is inf at +-1 as torch's, where the
+// quotient's log gave 1/inf * inf = nan.
+Tensor Tensor::atanh() const { return ((1.0 + *this).log() - (1.0 - *this).log()) / 2; }
 
-// Abramowitz & Stegun 7.1.26, |error| <= 1.5e-7 (tinygrad's erf).
+// Abramowitz & Stegun 7.1.26, |error| <= 1.5e-7 (tinygrad's erf). |x| is capped at 6 (erf(6) is 1 to 2e-17):
+// at +-inf, exp(-x^2) = 0 times the derivative of x^2 = inf would make the gradient nan.
 Tensor Tensor::erf() const {
   static const std::vector<double> kCoeffs = {1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592};
+  static const double kSlope0 = 2 / std::sqrt(kPi);
   Tensor x = cast(wide_float(dtype()));
-  Tensor t = 1.0 / (1.0 + 0.3275911 * x.abs());
-  return (x.sign() * (1.0 - t * poly(t, kCoeffs) * (-x.square()).exp())).cast(mathx::float_of(dtype()));
+  Tensor r = odd_from_abs(x, kSlope0, [](const Tensor& a_in) {
+    Tensor a = (a_in > 6).where(6.0, a_in);
+    Tensor t = 1.0 / (1.0 + 0.3275911 * a);
+    return 1.0 - t * poly(t, kCoeffs) * (-a.square()).exp();
+  });
+  return r.cast(mathx::float_of(dtype()));
 }
 
 // ---- rounding (ints are already integral) ----
@@ -185,7 +194,7 @@ Tensor Tensor::round() const {
   Tensor half = t / 2.0;
   Tensor even = half.trunc() == half;
   Tensor r = (*this > 0).eq(even).where((*this - 0.5).ceil(), (*this + 0.5).floor());
-  return (t == *this).where(*this, r);
+  return (t == *this).where(t, r);  // t, not *this: round is piecewise constant, its gradient 0 everywhere
 }
 
 // ---- classification ----
@@ -214,17 +223,13 @@ Tensor Tensor::pow(ConstValue exponent) const {
     return int_power(base, uint64_t(e));
   }
   Tensor x = cast(mathx::float_of(dtype()));
-  // Identities tinygrad uses for constant exponents: exact products for small integers, sqrt for halves.
-  bool integral = std::isfinite(e) && e == std::floor(e) && std::abs(e) <= 1 << 20;
-  if (integral) return e < 0 ? int_power(x, uint64_t(-e)).reciprocal() : int_power(x, uint64_t(e));
-  bool half_int = std::isfinite(e) && e - 0.5 == std::floor(e - 0.5) && std::abs(e) <= 1 << 20;
-  if (half_int) {
-    // + 0.0 turns sqrt(-0.0) = -0.0 into +0.0, so 0 ** -0.5 is +inf as in C; -inf gets C's +inf / +0.
-    Tensor r = int_power(x, uint64_t(std::abs(e) - 0.5)) * x.sqrt() + 0.0;
-    r = e < 0 ? r.reciprocal() : r;
-    constexpr double kInf = std::numeric_limits<double>::infinity();
-    return (x == -kInf).where(e < 0 ? 0.0 : kInf, r);
-  }
+  // Exact products for integer exponents; anything else is a POW node (a constant half-integer exponent is
+  // lowered to products and a sqrt, see uop/decompositions).
+  // (x ** 0 too is a POW: a constant 1 would leave x out of the graph, where torch's gradient is 0.)
+  bool integral = std::isfinite(e) && e == std::floor(e) && std::abs(e) <= 1 << 20 && e != 0;
+  // (1/x)^n rather than 1/x^n for e < 0: the same rounding, but the gradient stays finite where x^n is 0 or inf
+  // (x ** -2 at 0 is -inf as torch's, not nan)
+  if (integral) return e < 0 ? int_power(x.reciprocal(), uint64_t(-e)) : int_power(x, uint64_t(e));
   return x.pow(broadcast_scalar(x, e));
 }
 

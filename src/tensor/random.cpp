@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <map>
 #include <new>
@@ -275,12 +276,34 @@ Tensor Tensor::kaiming_normal(const Shape& shape, double a, TensorOptions opts) 
   return normal(shape, 0.0, std, opts);
 }
 
+namespace {
+// An int linspace: each value in double, truncated toward zero (torch's values), written on the host in the
+// dtype as arange does. In the default float (float32) as tinygrad computes it, 2^31 - 1 rounds up to 2^31
+// and a step such as 2.5 can round an integral value just below itself.
+std::vector<std::byte> int_linspace(double start, double stop, int64_t steps, DType dt) {
+  const double step = (stop - start) / double(steps - 1);
+  const size_t item = size_t(dt.itemsize());
+  std::vector<std::byte> bytes(size_t(steps) * item);
+  for (int64_t i = 0; i < steps; i++) {
+    // from the nearer end, as torch, so the last value is stop exactly
+    double v = i < steps / 2 ? start + step * double(i) : stop - step * double(steps - 1 - i);
+    uint64_t bits = num_to_bits(cast_num(Num{0, std::trunc(v)}, dtypes::float64, dt), dt);
+    std::memcpy(bytes.data() + size_t(i) * item, &bits, item);
+  }
+  return bytes;
+}
+}  // namespace
+
 Tensor Tensor::linspace(double start, double stop, int64_t steps, TensorOptions opts) {
   if (steps < 0) throw Error("linspace: steps must be >= 0, got " + std::to_string(steps));
   DType dt = opts.dtype.value_or(dtypes::default_float());
   if (dt.is_bool()) throw Error("linspace: bool dtype is not supported");
   opts.dtype = dt;
   if (steps == 1) return full({1}, start, opts);
+  if (!dt.is_float()) {
+    opts.dtype.reset();
+    return Tensor(int_linspace(start, stop, steps, dt).data(), dt, steps, {steps}, opts);
+  }
   Tensor idx = arange(steps, {.dtype = dtypes::default_float(), .device = opts.device});
   Tensor r = (start + idx * ((stop - start) / double(steps - 1))).cast(dt);
   r.d_->requires_grad = opts.requires_grad;

@@ -131,13 +131,16 @@ Tensor Tensor::var(std::optional<int64_t> axis, bool keepdim, double correction)
   // n - correction <= 0 divides by 0: inf, or nan for an empty or constant input, as torch.
   return (sq.sum(axes, keepdim) / std::max(n - correction, 0.0)).cast(out);
 }
+// A zero variance (constant input) has gradient 0, as torch's, not 1/(2 sqrt(0)) * 0 = nan: sqrt sees 1 there.
 Tensor Tensor::std(std::optional<int64_t> axis, bool keepdim, double correction) const {
-  return var(axis, keepdim, correction).sqrt();
+  Tensor v = var(axis, keepdim, correction);
+  Tensor zero = v == 0;
+  return zero.where(v, zero.where(1.0, v).sqrt());
 }
 
 // ---- argmax / argmin ----
 // tinygrad's construction: mark the maxima, weight them by n, n-1, ..., 1 and take the max weight, so the
-// first maximum wins. A nan counts as the maximum (torch, numpy): where a row has one, the nans are marked.
+// first maximum wins. A nan counts as the maximum (torch, numpy): argmax points at a row's first nan.
 Tensor Tensor::argmax(std::optional<int64_t> axis, bool keepdim) const {
   if (!axis) {
     if (numel() == 0) throw Error("argmax: tensor of shape " + fmt_shape(shape()) + " is empty (expected elements)");
@@ -151,11 +154,10 @@ Tensor Tensor::argmax(std::optional<int64_t> axis, bool keepdim) const {
   if (n == 0)
     throw Error("argmax: axis " + std::to_string(*axis) + " of shape " + fmt_shape(s) +
                 " is empty (expected size > 0)");
-  Tensor mask = eq(max(ax, true));
-  if (dtype().is_float()) {
-    Tensor nan = isnan();
-    mask = nan.any(ax, true).where(nan, mask);
-  }
+  Tensor m = max(ax, true);
+  Tensor mask = eq(m);
+  // max propagates NaN, so a row holding one has max NaN (equal to nothing): mark its NaNs instead.
+  if (dtype().is_float()) mask = m.isnan().where(isnan(), mask);
   Shape weight_shape(s.size() - size_t(ax), 1);
   weight_shape[0] = n;
   Tensor weights = Tensor::arange(double(n), 0, -1, {.dtype = dtypes::int32, .device = device()}).reshape(weight_shape);

@@ -47,6 +47,15 @@ UOpPtr const_uop(double value, DType dtype, const std::string& device, const Sha
   return UOp::make(Ops::VIEW, dtype, {c}, st);
 }
 
+UOpPtr const_uop(const ConstValue& value, DType dtype, const std::string& device, const Shape& shape) {
+  if (value.kind == dtypes::float32 || !dtype.is_int()) return const_uop(value.value, dtype, device, shape);
+  auto dev = UOp::make(Ops::DEVICE, dtypes::void_, {}, device);
+  auto c = UOp::make(Ops::CONST, dtype, {dev}, UOp::const_int(value.ivalue, dtype)->arg);
+  ShapeTracker st = ShapeTracker::from_shape({});
+  if (!shape.empty()) st = st.reshape(Shape(shape.size(), 1)).expand(shape);
+  return UOp::make(Ops::VIEW, dtype, {c}, st);
+}
+
 // ---- handle ----
 Tensor::Tensor(std::shared_ptr<const UOp> uop, std::string device) : d_(std::make_shared<Data>()) {
   d_->uop = std::move(uop);
@@ -83,7 +92,7 @@ Tensor::Tensor(const void* data, DType dtype, int64_t count, Shape shape, Tensor
 Tensor::Tensor(ConstValue scalar, TensorOptions opts) {
   DType dt = opts.dtype ? *opts.dtype : scalar.kind == dtypes::float32 ? dtypes::default_float() : scalar.kind;
   std::string device = canonical_device(opts.device.empty() ? default_device() : opts.device);
-  *this = Tensor(const_uop(scalar.value, dt, device, {}), device);
+  *this = Tensor(const_uop(scalar, dt, device, {}), device);
   d_->requires_grad = opts.requires_grad;
 }
 
@@ -105,7 +114,7 @@ Tensor Tensor::full(const Shape& shape, ConstValue fill, TensorOptions opts) {
   DType dt = opts.dtype ? *opts.dtype : fill.kind == dtypes::float32 ? dtypes::default_float() : fill.kind;
   checked_numel(shape, dt.itemsize(), "full");
   std::string device = canonical_device(opts.device.empty() ? default_device() : opts.device);
-  Tensor t(const_uop(fill.value, dt, device, shape), device);
+  Tensor t(const_uop(fill, dt, device, shape), device);
   t.d_->requires_grad = opts.requires_grad;
   return t;
 }
@@ -129,6 +138,9 @@ Tensor Tensor::arange(int64_t stop, TensorOptions opts) {
 
 Tensor Tensor::arange(double start, double stop, double step, TensorOptions opts) {
   if (step == 0) throw Error("arange: step must not be 0");
+  if (!std::isfinite(start) || !std::isfinite(stop) || !std::isfinite(step))  // NaN would give an empty range
+    throw Error("arange: start, stop and step must be finite, got start=" + std::to_string(start) +
+                " stop=" + std::to_string(stop) + " step=" + std::to_string(step));
   double span = (stop - start) / step;
   int64_t n = span > 0 ? int64_t(std::ceil(span)) : 0;
   bool is_int = start == std::floor(start) && stop == std::floor(stop) && step == std::floor(step);

@@ -55,6 +55,8 @@ std::string fmt_pairs(const PadArg& p);  // "((1, 2), (0, 0))", for pad / shrink
 int64_t normalize_axis(const char* op, int64_t axis, const Shape& shape);
 // A CONST of `dtype` on `device`, viewed (broadcast) to `shape`.
 UOpPtr const_uop(double value, DType dtype, const std::string& device, const Shape& shape);
+// The same from a C++ number: an integer into an int dtype keeps all 64 bits (2^64 - 1 as uint64, int64 near 2^63).
+UOpPtr const_uop(const ConstValue& value, DType dtype, const std::string& device, const Shape& shape);
 // Values made on the host first (arange, rand's counters): more bytes than the machine's physical memory is
 // a tg::Error naming `what` and the size, checked before allocating (an allocator may abort instead of
 // throwing bad_alloc, as ASan's does, and a near-miss would only swap).

@@ -195,8 +195,10 @@ Num float_binary(Ops op, DType dt, double a, double b) {
       return make_float(std::trunc(a / b), dt);
     case Ops::MOD:
       return make_float(std::fmod(a, b), dt);
+    case Ops::POW:
+      return make_float(std::pow(a, b), dt);  // C's special values, which decompositions' exp2/log2 form keeps
     case Ops::MAX:
-      return make_float(a < b ? b : a, dt);  // a NaN first operand wins, as `a<b?b:a` in C
+      return make_float(a < b || b != b ? b : a, dt);  // NaN propagates from either operand, as torch's maximum
     default:
       break;
   }

@@ -25,7 +25,7 @@ bool is_binary(Ops op) {
   switch (op) {
     case Ops::ADD: case Ops::MUL: case Ops::SUB: case Ops::IDIV: case Ops::MOD: case Ops::MAX: case Ops::CMPLT:
     case Ops::CMPNE: case Ops::AND: case Ops::OR: case Ops::XOR: case Ops::SHL: case Ops::SHR: case Ops::FDIV:
-    case Ops::THREEFRY:
+    case Ops::THREEFRY: case Ops::POW:
       return true;
     default: return false;
   }

@@ -19,7 +19,7 @@ namespace tg {
   X(CAST) X(BITCAST) X(EXP2) X(LOG2) X(SIN) X(SQRT) X(RECIP) X(NEG) X(TRUNC)                         \
   /* binary ALU */                                                                                   \
   X(ADD) X(MUL) X(SUB) X(IDIV) X(MOD) X(MAX) X(CMPLT) X(CMPNE) X(AND) X(OR) X(XOR) X(SHL) X(SHR)     \
-  X(FDIV) X(THREEFRY)                                                                                \
+  X(FDIV) X(THREEFRY) X(POW)                                                                         \
   /* ternary ALU */                                                                                  \
   X(WHERE) X(MULACC) X(WMMA)
 
@@ -36,7 +36,8 @@ const char* op_name(Ops op);  // "ADD"
 
 // Op groups, as in tinygrad's GroupOp.
 bool is_unary(Ops op);        // EXP2 LOG2 SIN SQRT RECIP NEG TRUNC
-bool is_binary(Ops op);       // ADD MUL SUB IDIV MOD MAX CMPLT CMPNE AND OR XOR SHL SHR FDIV THREEFRY
+bool is_binary(Ops op);       // ADD MUL SUB IDIV MOD MAX CMPLT CMPNE AND OR XOR SHL SHR FDIV THREEFRY POW
+// (POW lives in the tensor graph only: uop/decompositions rewrites it into EXP2/LOG2 before lowering.)
 bool is_ternary(Ops op);      // WHERE MULACC
 bool is_alu(Ops op);          // unary, binary or ternary
 bool is_commutative(Ops op);  // ADD MUL MAX CMPNE AND OR XOR
