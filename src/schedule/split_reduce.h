@@ -7,7 +7,8 @@
 //
 // Knobs (tinygrad's names): SPLIT_REDUCEOP (1: on), REDUCEOP_SPLIT_THRESHOLD (split when the reduce takes
 // at least this many inputs per output, 32768), REDUCEOP_SPLIT_SIZE (log2 of the most partials written,
-// 22). The split factor d is the largest divisor of the axis in [8, min(256, 2^size / outputs)].
+// 22). The split factor d is the largest divisor of the axis in [8, min(256, 2^size / outputs)]. Only reduces
+// to fewer than 256 outputs are split (more outputs keep the device busy by themselves).
 #include "uop/uop.h"
 
 namespace tg {

@@ -57,8 +57,15 @@ TEST(ReduceSplit, ChoiceFollowsTinygrad) {
   EXPECT_EQ(choice({1024, 1024}, {1}).first, -1);
   // a column sum: 2^16 inputs for each of 64 outputs; 2^22/64 partials allowed, so 256
   EXPECT_EQ(choice({1 << 16, 64}, {0}), (std::pair<int64_t, int64_t>{0, 256}));
-  // many outputs cap the split by REDUCEOP_SPLIT_SIZE: 2^22 / 2^16 = 64
-  EXPECT_EQ(choice({1 << 16, 1 << 16}, {0}), (std::pair<int64_t, int64_t>{0, 64}));
+  // 200 outputs cap the split by REDUCEOP_SPLIT_SIZE: 2^22 / 200 = 20971, so 256 still; 256 outputs and more
+  // are left alone (they keep the device busy by themselves)
+  EXPECT_EQ(choice({1 << 16, 200}, {0}), (std::pair<int64_t, int64_t>{0, 256}));
+  EXPECT_EQ(choice({1 << 16, 256}, {0}).first, -1);
+  EXPECT_EQ(choice({1 << 16, 1 << 16}, {0}).first, -1);
+  {
+    tg::Context small({{"REDUCEOP_SPLIT_SIZE", 14}});  // at most 2^14 partials: 2^14 / 200 = 81
+    EXPECT_EQ(choice({1 << 16, 200}, {0}), (std::pair<int64_t, int64_t>{0, 64}));
+  }
   // a prime axis has no divisor: left alone; the second reduce axis is tried next
   EXPECT_EQ(choice({65537}, {0}).first, -1);
   EXPECT_EQ(choice({65537, 64}, {0, 1}), (std::pair<int64_t, int64_t>{1, 32}));
