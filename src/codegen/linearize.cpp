@@ -5,11 +5,16 @@
 // depends on its ranges is emitted inside it (in graph order), each accumulator is updated at the end of
 // the body, and the loops close. Nodes that do not depend on the reduce ranges are emitted before the
 // nest, so loads that only depend on output loops are not repeated per reduce step.
+//
+// A sum of a tensor core's lanes (REDUCE ADD of GEP(WMMA, i) for i = 0..3, the WMMAs chained through their
+// C inputs from zeros) folds its accumulators into the chain: the first WMMA takes acc0..acc3 as C and the
+// accumulators are assigned the last one's lanes, instead of adding each result to them (4 adds per mma).
 #include "codegen/linearize.h"
 
 #include "renderer/tensor_core.h"
 
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <map>
 #include <unordered_map>
@@ -80,6 +85,58 @@ class Linearizer {
   std::vector<UOpPtr> out_;
   std::unordered_set<const UOp*> emitted_;
   int64_t acc_count_ = 0;
+  std::unordered_map<const UOp*, std::vector<UOpPtr>> wmma_c_;  // first WMMA of a folded chain -> its C (the accs)
+  std::unordered_set<const UOp*> folded_;                        // REDUCEs whose value is assigned as it is
+
+  // The tensor-core chains of group gi whose 4 lanes are summed by 4 of its REDUCEs: the chain's first WMMA
+  // gets the accumulators as C. Every intermediate lane must feed only the next WMMA of the chain.
+  void fold_wmma_chains(int gi, const std::vector<UOpPtr>& accs) {
+    const Group& g = groups_[size_t(gi)];
+    std::unordered_map<const UOp*, int> uses;
+    for (const UOp* u : topo_)
+      for (auto& s : u->src) uses[s.get()]++;
+    std::unordered_map<const UOp*, std::array<int, TensorCore::kC>> lanes;  // last WMMA -> member per lane
+    for (size_t m = 0; m < g.members.size(); m++) {
+      const UOp* r = g.members[m];
+      const UOp* v = r->src[0].get();
+      if (r->get<int64_t>() != int64_t(Ops::ADD) || v->op != Ops::GEP || v->src[0]->op != Ops::WMMA || uses[v] != 1)
+        continue;
+      auto [it, fresh] = lanes.try_emplace(v->src[0].get());
+      if (fresh) it->second.fill(-1);
+      it->second[size_t(v->get<int64_t>())] = int(m);
+    }
+    constexpr size_t c0 = TensorCore::kA + TensorCore::kB;
+    for (auto& [last, mem] : lanes) {
+      if (std::count(mem.begin(), mem.end(), -1) != 0) continue;
+      // walk down the chain to the WMMA whose C is zeros
+      const UOp* first = last;
+      bool ok = true;
+      for (;;) {
+        const UOp* prev = first->src[c0]->op == Ops::GEP ? first->src[c0]->src[0].get() : nullptr;
+        bool zeros = true, chained = prev && prev->op == Ops::WMMA;
+        for (size_t i = 0; i < TensorCore::kC; i++) {
+          const UOp* c = first->src[c0 + i].get();
+          zeros &= c->op == Ops::CONST && c->const_value() == 0;
+          chained &= c->op == Ops::GEP && c->src[0].get() == prev && c->get<int64_t>() == int64_t(i) && uses[c] == 1;
+        }
+        if (zeros) break;
+        if (!chained) {
+          ok = false;
+          break;
+        }
+        first = prev;
+      }
+      if (!ok || nest_of(first) != gi || wmma_c_.count(first)) continue;
+      std::vector<UOpPtr> c;
+      for (int m : mem) {
+        if (accs[size_t(m)]->dtype != first->dtype.scalar_type()) ok = false;
+        c.push_back(accs[size_t(m)]);
+      }
+      if (!ok) continue;
+      wmma_c_[first] = std::move(c);
+      for (int m : mem) folded_.insert(g.members[size_t(m)]);
+    }
+  }
 
   void find_groups() {
     std::map<std::vector<const UOp*>, int> by_ranges;
@@ -132,6 +189,8 @@ class Linearizer {
   void emit(const UOp* u) {
     std::vector<UOpPtr> srcs;
     for (auto& s : u->src) srcs.push_back(map_.at(s.get()));
+    if (auto it = wmma_c_.find(u); it != wmma_c_.end())
+      std::copy(it->second.begin(), it->second.end(), srcs.end() - TensorCore::kC);
     UOpPtr n = UOp::make(u->op, u->dtype, std::move(srcs), u->arg);
     map_[u] = n;
     push(n);
@@ -169,6 +228,7 @@ class Linearizer {
       accs.push_back(UOp::make(Ops::DEFINE_ACC, r->dtype, {init}, acc_count_++));
       push(accs.back());
     }
+    fold_wmma_chains(gi, accs);
     for (const UOp* rng : g.ranges) emit(rng);
     for (const UOp* v : topo_) {
       if (map_.count(v) || v->op == Ops::RANGE || nest_of(v) != gi) continue;
@@ -178,7 +238,8 @@ class Linearizer {
     std::vector<UOpPtr> assigns;
     for (size_t m = 0; m < g.members.size(); m++) {
       const UOp* r = g.members[m];
-      UOpPtr update = UOp::make(static_cast<Ops>(r->get<int64_t>()), r->dtype, {accs[m], map_.at(r->src[0].get())});
+      UOpPtr update = map_.at(r->src[0].get());
+      if (!folded_.count(r)) update = UOp::make(static_cast<Ops>(r->get<int64_t>()), r->dtype, {accs[m], update});
       push(update);
       UOpPtr assign = UOp::make(Ops::ASSIGN, r->dtype, {accs[m], update});
       push(assign);
