@@ -20,6 +20,7 @@
 
 #include "codegen/exact_products.h"
 #include "codegen/linearize.h"
+#include "codegen/tc_staging.h"
 #include "shape/indexing.h"
 #include "tg/error.h"
 #include "uop/decompositions.h"
@@ -490,12 +491,20 @@ class Lowerer {
     const uint64_t tc_unroll = (uint64_t(1) << khi) | (uint64_t(1) << klo) | (uint64_t(1) << kmid);
     const uint64_t other_unroll = unroll_mask_ & ~tc_unroll;
     in.mask = ((info_.at(la).mask | info_.at(lb).mask) & ~unroll_mask_) | (uint64_t(1) << mhi) | (uint64_t(1) << nlo);
+    // A and B through shared memory where the kernel allows (codegen/tc_staging.h)
+    std::optional<TcStaging> staging;
+    if (reduce_ranges_.size() == 1) {
+      auto [ia, va] = index_of(la->src[1].get());
+      auto [ib, vb] = index_of(lb->src[1].get());
+      if (always(va) && always(vb))
+        staging = TcStaging::plan({k_, dims_, reduce_ranges_[0], {ia, ib}, {la->src[0], lb->src[0]}});
+    }
     std::unordered_map<int64_t, std::vector<UOpPtr>> tiles;  // tile (M_HI = N_LO = 0) -> C's 4 lanes
     for (int64_t k = 0; k < count(in.mask); k++) {
       Combo cb = decode(in.mask, k), base = cb;
       base[mhi] = base[nlo] = 0;
       auto [it, fresh] = tiles.try_emplace(key(in.mask, base));
-      if (fresh) it->second = wmma_tile(tcs.tc, la, lb, base, other_unroll, {mhi, khi, klo});
+      if (fresh) it->second = wmma_tile(tcs.tc, la, lb, base, other_unroll, {mhi, khi, klo}, staging ? &*staging : nullptr);
       UOpPtr v = it->second.at(size_t(cb[nlo] + 2 * cb[mhi]));
       if (!reduce_ranges_.empty()) {
         std::vector<UOpPtr> s{v};
@@ -508,10 +517,15 @@ class Lowerer {
 
   // C's 4 lanes for one tile: WMMA(A regs, B regs, C) over the unrolled K values outside the tensor core.
   std::vector<UOpPtr> wmma_tile(const TensorCore& tc, const UOp* la, const UOp* lb, const Combo& base,
-                                uint64_t other_unroll, std::array<size_t, 3> mhi_khi_klo) {
+                                uint64_t other_unroll, std::array<size_t, 3> mhi_khi_klo, const TcStaging* staging) {
     auto [mhi, khi, klo] = mhi_khi_klo;
     std::vector<UOpPtr> c(TensorCore::kC, UOp::const_(tc.acc, 0));
     auto reg = [&](const UOp* load, Combo cb) {
+      if (staging) {  // register i of the LDMATRIX fragment, at this tile's other upcast values
+        const bool is_a = load == la;
+        const int i = is_a ? int(cb[klo] + 2 * cb[mhi] + 4 * cb[khi]) : int(cb[klo] + 2 * cb[khi]);
+        return subst(staging->regs(is_a ? 0 : 1).at(size_t(i)), cb);
+      }
       const Val& v = val(load, cb);
       if (!v.one || v.one->dtype.count != 1) throw Error("lower: a tensor core register is not a scalar");
       return v.one;

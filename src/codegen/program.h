@@ -32,6 +32,20 @@
 //                  core ("WMMA_16_8_16_half_float", renderer/tensor_core.h): one warp-wide D = A·B + C; every
 //                  thread of the workgroup reaches it together. Its lanes are read with GEP.
 //
+//   Shared-memory staging of tensor-core operands (codegen/tc_staging.h), GPU only:
+//   CP_ASYNC       void, src (dst DEFINE_LOCAL, dst idx, src DEFINE_GLOBAL, src idx, gate bool, after...), arg
+//                  int64 n: copy n elements (16 bytes) from src+idx to dst+idx, asynchronously, if gate. The
+//                  sources after the gate only order it (the BARRIER it must follow).
+//   ASYNC_COMMIT   void, src (CP_ASYNCs, earlier ASYNC_COMMIT...): closes a group of the thread's copies.
+//   ASYNC_WAIT     void, src (ordering: the ASYNC_COMMIT it follows, the RANGE it sits in), arg int64 n:
+//                  waits until at most n of the thread's groups are still in flight. (The interpreter copies
+//                  at once, so both are no-ops there.)
+//   LDMATRIX       dtype T.vec(2 * count), src (DEFINE_LOCAL, row idx, after...), arg LdmatrixArg (renderer/tensor_core.h) packed as
+//                  int64 (count | trans << 8): warp-wide load of `count` 8x8 matrices of 16-bit T; lane l gives
+//                  the address of row l % 8 of matrix l / 8 (8 consecutive elements); lane 4g + t receives
+//                  elements (g, 2t), (g, 2t + 1) of each matrix, or (2t, g), (2t + 1, g) with trans, as lanes
+//                  2j, 2j + 1 of its value (read with GEP). Every thread of the workgroup reaches it together.
+//
 // No other op appears in a linearized program. Integer index math is int32 unless a node says otherwise.
 #include <cstdint>
 #include <string>

@@ -1,6 +1,8 @@
 // CStyleRenderer: the statement walker and the C spellings shared by every C-like backend.
 #include "renderer/cstyle.h"
 
+#include "renderer/tensor_core.h"
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -10,6 +12,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "renderer/tensor_core.h"
 #include "tg/error.h"
 #include "uop/exec_alu.h"
 
@@ -391,8 +394,28 @@ std::string CStyleRenderer::kernel_signature(const std::string& name, const std:
 }
 
 std::string CStyleRenderer::render_wmma(const UOp& u, const std::vector<std::string>&, const std::vector<bool>&,
-                                        Prelude&) const {
+                                        const std::vector<std::string>&, Prelude&) const {
   throw Error("render: " + u.arg_repr() + " (a tensor core) on " + device() + ", which has none");
+}
+
+std::string CStyleRenderer::render_cp_async(const std::string&, const std::string&, const std::string&,
+                                            const std::string&, int64_t, DType) const {
+  throw Error("render: CP_ASYNC on " + device() + ", which has no asynchronous copies");
+}
+std::string CStyleRenderer::render_async_commit() const {
+  throw Error("render: ASYNC_COMMIT on " + device() + ", which has no asynchronous copies");
+}
+std::string CStyleRenderer::render_async_wait(int64_t) const {
+  throw Error("render: ASYNC_WAIT on " + device() + ", which has no asynchronous copies");
+}
+std::string CStyleRenderer::render_ldmatrix(const std::string&, const std::string&, const std::string&, const UOp&) const {
+  throw Error("render: LDMATRIX on " + device() + ", which has no warp-wide matrix loads");
+}
+std::string CStyleRenderer::render_ldmatrix_lane(const std::string&, int64_t, DType) const {
+  throw Error("render: LDMATRIX on " + device() + ", which has no warp-wide matrix loads");
+}
+std::string CStyleRenderer::render_ldmatrix_reg(const std::string&, int64_t) const {
+  throw Error("render: LDMATRIX on " + device() + ", which has no warp-wide matrix loads");
 }
 
 std::string CStyleRenderer::prefix(const Prelude& pre) const {
@@ -573,8 +596,33 @@ std::string CStyleRenderer::render(const std::string& name, const std::vector<UO
           a.push_back(src(u, k));
           raw.push_back(raw16[pos.at(u.src[k].get())] != 0);
         }
+        // operand pairs that are one 32-bit register of an LDMATRIX: lanes 2q, 2q + 1 of the same one
+        std::vector<std::string> packed;
+        for (size_t k = 0; k + 1 < size_t(TensorCore::kA + TensorCore::kB); k += 2) {
+          const UOp *x = u.src[k].get(), *y = u.src[k + 1].get();
+          bool pair = x->op == Ops::GEP && y->op == Ops::GEP && x->src[0] == y->src[0] &&
+                      x->src[0]->op == Ops::LDMATRIX && x->get<int64_t>() % 2 == 0 &&
+                      y->get<int64_t>() == x->get<int64_t>() + 1;
+          packed.push_back(pair ? render_ldmatrix_reg(r[pos.at(x->src[0].get())], x->get<int64_t>() / 2) : "");
+        }
         r[i] = fresh("wmma");
-        line(type_name(u.dtype) + " " + r[i] + " = " + render_wmma(u, a, raw, pre) + ";");
+        line(type_name(u.dtype) + " " + r[i] + " = " + render_wmma(u, a, raw, packed, pre) + ";");
+        break;
+      }
+      case Ops::CP_ASYNC: {
+        if (u.src.size() < 5) throw Error(where(i) + ": CP_ASYNC takes (dst, dst idx, src, src idx, gate, after...)");
+        std::string st = render_cp_async(src(u, 0), strip_parens(src(u, 1)), src(u, 2), strip_parens(src(u, 3)),
+                                         u.get<int64_t>(), u.src[2]->dtype.base().scalar_type());
+        const UOp& gate = *u.src[4];
+        bool always = gate.op == Ops::CONST && gate.const_value() != 0;
+        line(always ? st : "if (" + strip_parens(src(u, 4)) + ") { " + st + " }");
+        break;
+      }
+      case Ops::ASYNC_COMMIT: line(render_async_commit()); break;
+      case Ops::ASYNC_WAIT: line(render_async_wait(u.get<int64_t>())); break;
+      case Ops::LDMATRIX: {
+        r[i] = fresh("ldm");
+        line(render_ldmatrix(r[i], src(u, 0), strip_parens(src(u, 1)), u));
         break;
       }
       case Ops::DEFINE_ACC:
@@ -616,9 +664,12 @@ std::string CStyleRenderer::render(const std::string& name, const std::vector<UO
         if (u.op == Ops::CAST) e = render_cast(u.dtype, u.src.at(0)->dtype, a.at(0), pre);
         else if (u.op == Ops::BITCAST) e = render_bitcast(u.dtype, u.src.at(0)->dtype, a.at(0), pre);
         else if (u.op == Ops::VECTORIZE) e = render_vectorize(u.dtype, a, pre);
+        else if (u.op == Ops::GEP && u.src[0]->op == Ops::LDMATRIX)
+          e = render_ldmatrix_lane(a.at(0), u.get<int64_t>(), u.dtype);
         else if (u.op == Ops::GEP) e = render_gep(a.at(0), u.get<int64_t>());
         else e = render_alu(u, a, pre);
-        if (inlined[i] || uses[i] == 0) {  // an unused pure value needs no statement
+        // (a lane of an LDMATRIX is a cheap view of its registers, mostly read as registers by WMMAs)
+        if (inlined[i] || uses[i] == 0 || (u.op == Ops::GEP && u.src[0]->op == Ops::LDMATRIX)) {
           r[i] = e;
           break;
         }

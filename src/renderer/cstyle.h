@@ -86,9 +86,21 @@ class CStyleRenderer : public Renderer {
   virtual std::string render_special(const SpecialArg& s) const;
   virtual std::string render_barrier() const;
   // A tensor core op (renderer/tensor_core.h): operands are A's, B's, then C's registers; raw[k] says operand k
-  // is a 16-bit value as loaded (else a float register holding one). The default throws: no tensor cores.
+  // is a 16-bit value as loaded (else a float register holding one); packed[p], when not empty, is the 32-bit
+  // register (from an LDMATRIX) that holds operands 2p and 2p + 1 together. The default throws: no tensor cores.
   virtual std::string render_wmma(const UOp& u, const std::vector<std::string>& operands, const std::vector<bool>& raw,
-                                  Prelude& pre) const;
+                                  const std::vector<std::string>& packed, Prelude& pre) const;
+  // Shared-memory staging (codegen/program.h): the statements of an asynchronous copy of n elements of dt, a
+  // commit, a wait for at most n groups in flight; an LDMATRIX into a new variable `name` (declaration included);
+  // lane i of it as a float value, and its 32-bit register q. The defaults throw: no such hardware.
+  virtual std::string render_cp_async(const std::string& dst, const std::string& dst_idx, const std::string& src,
+                                      const std::string& src_idx, int64_t n, DType dt) const;
+  virtual std::string render_async_commit() const;
+  virtual std::string render_async_wait(int64_t n) const;
+  virtual std::string render_ldmatrix(const std::string& name, const std::string& local, const std::string& idx,
+                                      const UOp& u) const;
+  virtual std::string render_ldmatrix_lane(const std::string& name, int64_t i, DType dt) const;
+  virtual std::string render_ldmatrix_reg(const std::string& name, int64_t q) const;
   // A workgroup's shared buffer of `size` elements of dt, as a declaration without the `;`.
   virtual std::string render_define_local(const std::string& name, DType dt, int64_t size) const;
 

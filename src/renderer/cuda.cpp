@@ -6,6 +6,7 @@
 // (exp2f, log2f, sinf, sqrtf ...), compiled without fast-math.
 #include "renderer/cuda.h"
 
+#include <cstdlib>
 #include <utility>
 
 #include "tg/error.h"
@@ -25,6 +26,12 @@ const char* kBf16Helpers =
 }  // namespace
 
 CUDARenderer::CUDARenderer(std::string arch) : arch_(std::move(arch)) {}
+
+bool CUDARenderer::async_copies() const {
+  int sm = 0;
+  if (arch_.rfind("sm_", 0) == 0) sm = std::atoi(arch_.c_str() + 3);
+  return sm >= 80;
+}
 
 bool CUDARenderer::supports(Ops op) const { return op != Ops::WMMA && CStyleRenderer::supports(op); }
 
@@ -131,41 +138,82 @@ std::string CUDARenderer::render_vectorize(DType dt, const std::vector<std::stri
 }
 
 // mma.sync m16n8k16 with float32 accumulation (renderer/tensor_core.h has the register layout): the 16-bit
-// registers are packed in pairs, the lower index in the low half, as the instruction reads them.
+// registers go in pairs, the lower index in the low half, as 32-bit registers; a pair an LDMATRIX loaded is
+// passed as the register it is.
 std::string CUDARenderer::render_wmma(const UOp& u, const std::vector<std::string>& a, const std::vector<bool>& raw,
-                                     Prelude& pre) const {
+                                     const std::vector<std::string>& packed, Prelude& pre) const {
   const std::string& name = u.get<std::string>();
   const TensorCore* tc = TensorCore::from_name(name);
-  if (!tc || a.size() != size_t(TensorCore::kA + TensorCore::kB + TensorCore::kC))
+  constexpr size_t n16 = TensorCore::kA + TensorCore::kB;
+  if (!tc || a.size() != n16 + TensorCore::kC || packed.size() != n16 / 2)
     throw Error("render: CUDA has no tensor core " + u.arg_repr());
   const bool bf = tc->in == dtypes::bfloat16;
-  const std::string T = bf ? "__nv_bfloat16" : "half", T2 = bf ? "__nv_bfloat162" : "__half2";
-  const std::string pack = bf ? "__halves2bfloat162" : "__halves2half2", ty = bf ? "bf16" : "f16";
+  const std::string T = bf ? "__nv_bfloat16" : "half", ty = bf ? "bf16" : "f16";
+  const std::string pack = bf ? "tg_pack_bf16" : "tg_pack_f16";
+  pre.need(pack, [&] {
+    const std::string T2 = bf ? "__nv_bfloat162" : "__half2", mk = bf ? "__halves2bfloat162" : "__halves2half2";
+    return "__device__ inline unsigned " + pack + "(" + T + " lo, " + T + " hi) { " + T2 + " v = " + mk +
+           "(lo, hi); return *reinterpret_cast<unsigned*>(&v); }";
+  });
   pre.need(name, [&] {
-    std::string params;
-    for (int i = 0; i < TensorCore::kA; i++) params += T + " a" + std::to_string(i) + ", ";
-    for (int i = 0; i < TensorCore::kB; i++) params += T + " b" + std::to_string(i) + ", ";
-    params += "float c0, float c1, float c2, float c3";
-    return "__device__ inline float4 " + name + "(" + params + ") {\n" +
-           "  " + T2 + " a[4] = {" + pack + "(a0, a1), " + pack + "(a2, a3), " + pack + "(a4, a5), " + pack + "(a6, a7)};\n" +
-           "  " + T2 + " b[2] = {" + pack + "(b0, b1), " + pack + "(b2, b3)};\n" +
+    return "__device__ inline float4 " + name +
+           "(unsigned a0, unsigned a1, unsigned a2, unsigned a3, unsigned b0, unsigned b1, float c0, float c1, float c2, "
+           "float c3) {\n"
            "  float4 d = make_float4(c0, c1, c2, c3);\n"
-           "  const unsigned* ar = reinterpret_cast<const unsigned*>(a);\n"
-           "  const unsigned* br = reinterpret_cast<const unsigned*>(b);\n"
            "  asm(\"mma.sync.aligned.m16n8k16.row.col.f32." + ty + "." + ty + ".f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
            "{%8, %9}, {%0, %1, %2, %3};\"\n"
            "      : \"+f\"(d.x), \"+f\"(d.y), \"+f\"(d.z), \"+f\"(d.w)\n"
-           "      : \"r\"(ar[0]), \"r\"(ar[1]), \"r\"(ar[2]), \"r\"(ar[3]), \"r\"(br[0]), \"r\"(br[1]));\n"
+           "      : \"r\"(a0), \"r\"(a1), \"r\"(a2), \"r\"(a3), \"r\"(b0), \"r\"(b1));\n"
            "  return d;\n}";
   });
-  std::string call = name + "(";
-  for (size_t k = 0; k < a.size(); k++) {
-    const bool reg16 = k < size_t(TensorCore::kA + TensorCore::kB);
+  auto reg16 = [&](size_t k) {
     std::string x = strip_parens(a[k]);
-    if (reg16 && !raw[k]) x = (bf ? "__float2bfloat16_rn(" : "__float2half_rn(") + x + ")";
-    call += (k ? ", " : "") + x;
-  }
+    return raw[k] ? x : (bf ? "__float2bfloat16_rn(" : "__float2half_rn(") + x + ")";
+  };
+  std::string call = name + "(";
+  for (size_t p = 0; p < n16 / 2; p++)
+    call += (p ? ", " : "") + (packed[p].empty() ? pack + "(" + reg16(2 * p) + ", " + reg16(2 * p + 1) + ")" : packed[p]);
+  for (size_t k = n16; k < a.size(); k++) call += ", " + strip_parens(a[k]);
   return call + ")";
+}
+
+// cp.async.cg: 16 bytes global -> shared, bypassing L1 (the tile is read from shared memory, not again from
+// global).
+std::string CUDARenderer::render_cp_async(const std::string& dst, const std::string& dst_idx, const std::string& src,
+                                          const std::string& src_idx, int64_t n, DType dt) const {
+  if (n * dt.itemsize() != 16) throw Error("render: CUDA cp.async of " + std::to_string(n) + " x " + dt.repr() + " (16 bytes only)");
+  return "asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16;\" :: \"r\"((unsigned)__cvta_generic_to_shared(" + dst +
+         " + " + dst_idx + ")), \"l\"(" + src + " + " + src_idx + ") : \"memory\");";
+}
+
+std::string CUDARenderer::render_async_commit() const { return "asm volatile(\"cp.async.commit_group;\" ::: \"memory\");"; }
+
+std::string CUDARenderer::render_async_wait(int64_t n) const {
+  return "asm volatile(\"cp.async.wait_group " + std::to_string(n) + ";\" ::: \"memory\");";
+}
+
+// ldmatrix into `count` 32-bit registers: `unsigned name[count]`.
+std::string CUDARenderer::render_ldmatrix(const std::string& name, const std::string& local, const std::string& idx,
+                                          const UOp& u) const {
+  const LdmatrixArg arg = LdmatrixArg::unpack(u.get<int64_t>());
+  std::string regs, outs;
+  for (int q = 0; q < arg.count; q++) {
+    regs += (q ? ", %" : "%") + std::to_string(q);
+    outs += std::string(q ? ", " : "") + "\"=r\"(" + name + "[" + std::to_string(q) + "])";
+  }
+  return "unsigned " + name + "[" + std::to_string(arg.count) + "]; asm volatile(\"ldmatrix.sync.aligned.m8n8.x" +
+         std::to_string(arg.count) + (arg.trans ? ".trans" : "") + ".shared.b16 {" + regs + "}, [%" +
+         std::to_string(arg.count) + "];\" : " + outs + " : \"r\"((unsigned)__cvta_generic_to_shared(" + local + " + " +
+         idx + ")));";
+}
+
+std::string CUDARenderer::render_ldmatrix_lane(const std::string& name, int64_t i, DType dt) const {
+  std::string bits = "(unsigned short)(" + name + "[" + std::to_string(i / 2) + "] >> " + std::to_string(16 * (i % 2)) + ")";
+  return is_bf16(dt) ? "__bfloat162float(__ushort_as_bfloat16(" + bits + "))" : "__half2float(__ushort_as_half(" + bits + "))";
+}
+
+std::string CUDARenderer::render_ldmatrix_reg(const std::string& name, int64_t q) const {
+  return name + "[" + std::to_string(q) + "]";
 }
 
 std::string CUDARenderer::render_gep(const std::string& vec, int64_t i) const {

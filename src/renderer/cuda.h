@@ -31,6 +31,8 @@ class CUDARenderer : public CStyleRenderer {
   bool aligned_vectors() const override { return true; }
   const std::vector<TensorCore>& tensor_cores() const override { return cuda_tensor_cores(); }
   const std::string& arch() const { return arch_; }
+  int64_t shared_memory() const override { return 48 * 1024; }  // static __shared__ limit
+  bool async_copies() const override;                            // sm_80 and later
   // Most threads a block may have, and the most threads the heuristics put in one block.
   static constexpr int kMaxLocal = 1024;
 
@@ -50,10 +52,19 @@ class CUDARenderer : public CStyleRenderer {
   std::string render_special(const SpecialArg& s) const override;
   std::string render_barrier() const override { return "__syncthreads();"; }
   std::string render_wmma(const UOp& u, const std::vector<std::string>& operands, const std::vector<bool>& raw,
-                          Prelude& pre) const override;
+                          const std::vector<std::string>& packed, Prelude& pre) const override;
+  // 16-byte aligned: vector copies and ldmatrix rows address it in 16-byte units.
   std::string render_define_local(const std::string& name, DType dt, int64_t size) const override {
-    return "__shared__ " + buffer_type_name(dt) + " " + name + "[" + std::to_string(size) + "]";
+    return "__shared__ __align__(16) " + buffer_type_name(dt) + " " + name + "[" + std::to_string(size) + "]";
   }
+  std::string render_cp_async(const std::string& dst, const std::string& dst_idx, const std::string& src,
+                              const std::string& src_idx, int64_t n, DType dt) const override;
+  std::string render_async_commit() const override;
+  std::string render_async_wait(int64_t n) const override;
+  std::string render_ldmatrix(const std::string& name, const std::string& local, const std::string& idx,
+                              const UOp& u) const override;
+  std::string render_ldmatrix_lane(const std::string& name, int64_t i, DType dt) const override;
+  std::string render_ldmatrix_reg(const std::string& name, int64_t q) const override;
   std::string param_decl(const Param& p) const override;
   std::string kernel_signature(const std::string& name, const std::vector<Param>& params,
                                const Prelude& pre) const override;

@@ -32,6 +32,10 @@ class Renderer {
     static const std::vector<TensorCore> none;
     return none;
   }
+  // Shared memory (bytes) a workgroup may declare statically, and whether tensor-core operands may be staged
+  // through it with asynchronous copies (CP_ASYNC, ASYNC_COMMIT, ASYNC_WAIT) and LDMATRIX.
+  virtual int64_t shared_memory() const { return 0; }
+  virtual bool async_copies() const { return false; }
   virtual std::string device() const = 0;
 };
 

@@ -10,6 +10,7 @@
 //   A (16 x 16): register i holds row g + 8 * ((i / 2) % 2), col 2 * t + i % 2 + 8 * (i / 4)   (8 registers)
 //   B (16 x 8):  register i holds row 2 * t + i % 2 + 8 * (i / 2), col g                       (4 registers)
 //   C, D (16 x 8): register i holds row g + 8 * (i / 2), col 2 * t + i % 2                    (4 registers)
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -32,6 +33,14 @@ struct TensorCore {
   // "WMMA_16_8_16_half_float": the WMMA node's arg, which the renderers and the interpreter read back.
   std::string name() const;
   static const TensorCore* from_name(const std::string& name);  // nullptr when no tensor core has the name
+};
+
+// LDMATRIX's arg (codegen/program.h): the warp-wide load of 8x8 16-bit matrices that feeds tensor cores.
+struct LdmatrixArg {
+  int count = 4;       // 8x8 matrices: 1, 2 or 4
+  bool trans = false;  // each lane gets a column pair instead of a row pair
+  int64_t pack() const { return int64_t(count) | int64_t(trans) << 8; }
+  static LdmatrixArg unpack(int64_t v) { return {int(v & 0xff), bool(v >> 8 & 1)}; }
 };
 
 // The tensor cores of NVIDIA GPUs from sm_80 on (Ampere, Hopper): fp16 and bf16 in, fp32 accumulation.

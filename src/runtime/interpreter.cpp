@@ -39,10 +39,12 @@ struct Instr {
   uint8_t nsrc = 0;
   int32_t target = kNone;  // RANGE: its ENDRANGE; ENDRANGE: its RANGE; IF: its ENDIF
   int32_t buf = kNone;     // LOAD/STORE: buffer parameter number
-  int32_t aux = 0;         // DEFINE_VAR: position in vars; SPECIAL: dimension 0..2
+  int32_t aux = 0;         // DEFINE_VAR: position in vars; SPECIAL: dimension 0..2; CP_ASYNC: source buffer
+  int32_t count = 0;       // CP_ASYNC: elements copied; LDMATRIX: 8x8 matrices
+  bool trans = false;      // LDMATRIX .trans
   SpecialKind special = SpecialKind::kGroup;
   Num imm;  // CONST value, already in the node's dtype
-  std::vector<int32_t> wide;  // WMMA: all its source slots (A's, B's, then C's registers)
+  std::vector<int32_t> wide;  // WMMA: all its source slots (A's, B's, then C's registers); CP_ASYNC: its 5 values
 };
 
 // Where the threads of a launch stand.
@@ -70,7 +72,8 @@ std::string node_str(int32_t pos, const UOp& u) {
 // Every node kind of codegen/program.h; the ALU ops are those after BARRIER.
 constexpr Ops kExecuted[] = {Ops::DEFINE_GLOBAL, Ops::DEFINE_VAR, Ops::SPECIAL, Ops::CONST, Ops::RANGE, Ops::ENDRANGE,
                              Ops::DEFINE_ACC, Ops::ASSIGN, Ops::LOAD, Ops::STORE, Ops::IF, Ops::ENDIF, Ops::DEFINE_LOCAL,
-                             Ops::BARRIER, Ops::WMMA, Ops::GEP,
+                             Ops::BARRIER, Ops::WMMA, Ops::GEP, Ops::CP_ASYNC, Ops::ASYNC_COMMIT, Ops::ASYNC_WAIT,
+                             Ops::LDMATRIX,
                              // ALU
                              Ops::ADD, Ops::MUL, Ops::SUB, Ops::IDIV, Ops::MOD, Ops::MAX, Ops::CMPLT, Ops::CMPNE,
                              Ops::AND, Ops::OR, Ops::XOR, Ops::SHL, Ops::SHR, Ops::FDIV, Ops::WHERE, Ops::MULACC,
@@ -159,11 +162,14 @@ class PlanBuilder {
   void decode(int32_t pos) {
     const UOp& u = *spec_.uops[size_t(pos)];
     if (!index_.emplace(&u, pos).second) fail(pos, "appears twice in the program");
-    if (u.dtype.count != 1 && u.op != Ops::WMMA) fail(pos, "is a vector: vector dtypes are not supported yet");
+    const bool wide_op = u.op == Ops::WMMA || u.op == Ops::LDMATRIX;  // vector results, read lane by lane with GEP
+    const bool many_srcs = u.op == Ops::WMMA || u.op == Ops::CP_ASYNC || u.op == Ops::ASYNC_COMMIT ||
+                           u.op == Ops::ASYNC_WAIT || u.op == Ops::LDMATRIX;
+    if (u.dtype.count != 1 && !wide_op) fail(pos, "is a vector: vector dtypes are not supported yet");
     Instr in;
     in.op = u.op;
     in.dtype = u.dtype;
-    if (u.src.size() > in.src.size() && u.op != Ops::WMMA) fail(pos, "has too many sources");
+    if (u.src.size() > in.src.size() && !many_srcs) fail(pos, "has too many sources");
     int32_t cur = open_.back().block;
     for (size_t k = 0; k < u.src.size(); k++) {
       auto it = index_.find(u.src[k].get());
@@ -172,11 +178,13 @@ class PlanBuilder {
       if (!visible(def_block_[size_t(it->second)], cur))
         fail(pos, "uses uop " + std::to_string(it->second) + " outside the loop or IF that defines it");
       const int32_t slot = p_.code[size_t(it->second)].out;
-      if (u.op == Ops::WMMA) in.wide.push_back(slot);
+      if (u.op == Ops::WMMA || (u.op == Ops::CP_ASYNC && k < 5)) in.wide.push_back(slot);
       if (k < in.src.size()) in.src[k] = slot;
       // Only ordering sources may be void (a BARRIER's stores, an ENDIF's IF, the BARRIER a LOAD of shared
       // memory waits for): a value read must exist.
-      bool ordering = u.op == Ops::BARRIER || u.op == Ops::ENDIF || (u.op == Ops::LOAD && k == 2 && u.src.size() == 3);
+      bool ordering = u.op == Ops::BARRIER || u.op == Ops::ENDIF || (u.op == Ops::LOAD && k == 2 && u.src.size() == 3) ||
+                      (u.op == Ops::CP_ASYNC && k >= 5) || u.op == Ops::ASYNC_COMMIT || u.op == Ops::ASYNC_WAIT ||
+                      (u.op == Ops::LDMATRIX && k >= 2);
       if (slot == kNone && !ordering)
         fail(pos, "reads uop " + std::to_string(it->second) + ", which has no value");
     }
@@ -273,12 +281,23 @@ class PlanBuilder {
       case Ops::WMMA:
         check_wmma(pos, u);
         break;
+      case Ops::CP_ASYNC:
+        decode_cp_async(pos, u, in, need_int, need_bool);
+        break;
+      case Ops::ASYNC_COMMIT:
+      case Ops::ASYNC_WAIT:
+        if (u.dtype != dtypes::void_) fail(pos, "must have dtype void");
+        break;  // the interpreter's copies are done when issued
+      case Ops::LDMATRIX:
+        decode_ldmatrix(pos, u, in, need_int);
+        break;
       case Ops::GEP: {
         need_src(1);
         const int64_t* lane = std::get_if<int64_t>(&u.arg);
-        if (u.src[0]->op != Ops::WMMA) fail(pos, "takes a lane of a WMMA (the only vectors here)");
+        if (u.src[0]->op != Ops::WMMA && u.src[0]->op != Ops::LDMATRIX)
+          fail(pos, "takes a lane of a WMMA or LDMATRIX (the only vectors here)");
         if (!lane || *lane < 0 || *lane >= u.src[0]->dtype.count) fail(pos, "has no lane " + u.arg_repr());
-        if (u.dtype != u.src[0]->dtype.scalar_type()) fail(pos, "must have the WMMA's element dtype");
+        if (u.dtype != u.src[0]->dtype.scalar_type()) fail(pos, "must have its vector's element dtype");
         in.aux = int32_t(*lane);
         break;
       }
@@ -407,6 +426,44 @@ class PlanBuilder {
     }
     if (!load && u.src.size() == 4) need_bool(3, "gate");
     in.dtype = value;
+  }
+
+  // CP_ASYNC (dst local, dst idx, src global, src idx, gate, after...): n elements of one dtype.
+  template <class NeedInt, class NeedBool>
+  void decode_cp_async(int32_t pos, const UOp& u, Instr& in, NeedInt need_int, NeedBool need_bool) {
+    const int64_t* n = std::get_if<int64_t>(&u.arg);
+    if (u.src.size() < 5) fail(pos, "takes (dst, dst idx, src, src idx, gate, after...)");
+    if (u.src[0]->op != Ops::DEFINE_LOCAL || u.src[2]->op != Ops::DEFINE_GLOBAL)
+      fail(pos, "copies from a DEFINE_GLOBAL to a DEFINE_LOCAL");
+    if (!n || *n < 1 || *n > 64) fail(pos, "needs an element count 1..64 as arg, has " + u.arg_repr());
+    if (u.dtype != dtypes::void_) fail(pos, "must have dtype void");
+    need_int(1, "dst index");
+    need_int(3, "src index");
+    need_bool(4, "gate");
+    in.buf = p_.code[size_t(index_.at(u.src[0].get()))].buf;
+    in.aux = p_.code[size_t(index_.at(u.src[2].get()))].buf;
+    in.count = int32_t(*n);
+    in.dtype = p_.locals[size_t(in.buf - kLocalBase)].first;
+    if (p_.buf_dtypes[size_t(in.aux)] != in.dtype)
+      fail(pos, "copies " + p_.buf_dtypes[size_t(in.aux)].repr() + " into shared " + in.dtype.repr());
+  }
+
+  // LDMATRIX (local, row idx, after...): count 8x8 matrices of a 16-bit dtype.
+  template <class NeedInt>
+  void decode_ldmatrix(int32_t pos, const UOp& u, Instr& in, NeedInt need_int) {
+    const int64_t* a = std::get_if<int64_t>(&u.arg);
+    if (u.src.size() < 2 || u.src[0]->op != Ops::DEFINE_LOCAL) fail(pos, "takes (DEFINE_LOCAL, row idx, after...)");
+    need_int(1, "row index");
+    LdmatrixArg arg = a ? LdmatrixArg::unpack(*a) : LdmatrixArg{0, false};
+    if (arg.count != 1 && arg.count != 2 && arg.count != 4) fail(pos, "needs 1, 2 or 4 matrices, has " + u.arg_repr());
+    in.buf = p_.code[size_t(index_.at(u.src[0].get()))].buf;
+    const DType elem = p_.locals[size_t(in.buf - kLocalBase)].first;
+    if (elem.itemsize() != 2 || u.dtype != elem.vec(2 * arg.count))
+      fail(pos, "must give " + std::to_string(2 * arg.count) + " lanes of the 16-bit elements of its buffer (" +
+                    elem.repr() + ")");
+    in.dtype = elem;
+    in.count = arg.count;
+    in.trans = arg.trans;
   }
 
   // The launch must be exactly the grid the SPECIALs describe, so no thread is lost or run twice.
@@ -544,6 +601,7 @@ class Executor {
                 "is reached by only " + std::to_string(group.size() - done) + " of " + std::to_string(group.size()) +
                     " threads of the workgroup");
       if (p_.code[waiting->pc].op == Ops::WMMA) wmma(group, waiting->pc);
+      if (p_.code[waiting->pc].op == Ops::LDMATRIX) ldmatrix(group, waiting->pc);
       for (ThreadCtx& t : group) t.pc++;  // everyone passes the barrier together
     }
   }
@@ -570,6 +628,48 @@ class Executor {
     }
   }
 
+  // An LDMATRIX runs when every thread of the workgroup stands at it: in each warp, lane 8j + r gives the
+  // address of row r of matrix j, and lane 4g + t gets row g's elements 2t, 2t + 1 (trans: rows 2t and 2t + 1,
+  // element g) of each matrix.
+  void ldmatrix(std::vector<ThreadCtx>& group, size_t pc) const {
+    const Instr& in = p_.code[pc];
+    const size_t lanes = size_t(TensorCore::kLanes);
+    if (group.size() % lanes != 0)
+      fail_at(group[0], pc, "needs whole warps of 32 threads, the workgroup has " + std::to_string(group.size()));
+    for (size_t w = 0; w < group.size(); w += lanes) {
+      std::vector<Num> out(lanes * size_t(2 * in.count));
+      for (size_t l = 0; l < lanes; l++) {
+        const size_t g = l / 4, t = l % 4;
+        for (size_t j = 0; j < size_t(in.count); j++)
+          for (size_t e = 0; e < 2; e++) {
+            const size_t row_lane = in.trans ? 8 * j + 2 * t + e : 8 * j + g;
+            const int64_t row = group[w + row_lane].vals[size_t(in.src[1])].i;
+            if (row % 8 != 0) fail_at(group[w + row_lane], pc, "row address " + std::to_string(row) + " is not 16-byte aligned");
+            const int64_t col = in.trans ? int64_t(g) : int64_t(2 * t + e);
+            out[l * size_t(2 * in.count) + 2 * j + e] = load(group[w + row_lane], pc, in, row + col);
+          }
+      }
+      for (size_t l = 0; l < lanes; l++)
+        for (size_t i = 0; i < size_t(2 * in.count); i++) group[w + l].vals[size_t(in.out) + i] = out[l * size_t(2 * in.count) + i];
+    }
+  }
+
+  // CP_ASYNC: the copy, done at once.
+  void cp_async(const ThreadCtx& t, size_t pc, const Instr& in) const {
+    const Num* v = t.vals.data();
+    if (v[in.wide[4]].i == 0) return;
+    const int64_t dst = v[in.wide[1]].i, src = v[in.wide[3]].i;
+    Instr from = in;
+    from.op = Ops::LOAD;
+    from.buf = in.aux;
+    for (int64_t e = 0; e < in.count; e++) {
+      uint64_t bits = 0;
+      const int sz = region(in.aux).itemsize;
+      std::memcpy(&bits, address(t, pc, from, src + e), size_t(sz));
+      std::memcpy(address(t, pc, in, dst + e), &bits, size_t(sz));
+    }
+  }
+
   [[noreturn]] void fail_at(const ThreadCtx& t, size_t pc, const std::string& why) const {
     std::string where = node_str(int32_t(pc), *p_.uops[pc]);
     const Launch& ln = p_.launch;
@@ -585,7 +685,7 @@ class Executor {
     const Region& r = region(in.buf);
     if (idx < 0 || idx >= r.size)
       fail_at(t, pc,
-              std::string(in.op == Ops::LOAD ? "reads" : "writes") + " out of bounds: buffer " +
+              std::string(in.op == Ops::LOAD || in.op == Ops::LDMATRIX ? "reads" : "writes") + " out of bounds: buffer " +
                   (in.buf >= kLocalBase ? "local " + std::to_string(in.buf - kLocalBase) : std::to_string(in.buf)) +
                   " (" + r.dtype.repr() + "), index " + std::to_string(idx) + ", size " +
                   std::to_string(r.size));
@@ -663,8 +763,15 @@ class Executor {
           break;
         case Ops::BARRIER:
         case Ops::WMMA:  // warp-wide: every thread must get here first (run_group)
+        case Ops::LDMATRIX:
           t.pc = pc;
           return Stop::kBarrier;
+        case Ops::CP_ASYNC:
+          cp_async(t, pc, in);
+          break;
+        case Ops::ASYNC_COMMIT:
+        case Ops::ASYNC_WAIT:
+          break;
         case Ops::GEP:
           v[in.out] = v[in.src[0] + in.aux];
           break;

@@ -15,6 +15,8 @@ namespace tg {
   /* lowered code */                                                                                 \
   X(RANGE) X(ENDRANGE) X(SPECIAL) X(DEFINE_ACC) X(DEFINE_LOCAL) X(REDUCE) X(BARRIER) X(IF) X(ENDIF)  \
   X(VECTORIZE) X(GEP) X(INDEX) X(NOOP)                                                               \
+  /* lowered code: asynchronous copies to shared memory and warp-wide fragment loads (tensor cores) */ \
+  X(CP_ASYNC) X(ASYNC_COMMIT) X(ASYNC_WAIT) X(LDMATRIX)                                              \
   /* unary ALU */                                                                                    \
   X(CAST) X(BITCAST) X(EXP2) X(LOG2) X(SIN) X(SQRT) X(RECIP) X(NEG) X(TRUNC)                         \
   /* binary ALU */                                                                                   \

@@ -115,9 +115,17 @@ TEST(TensorCores, CudaSourceUsesMma) {
     std::string src = render(k, cuda);
     const std::string ty = t == dt::float16 ? "f16" : "bf16";
     EXPECT_TRUE(has(src, "mma.sync.aligned.m16n8k16.row.col.f32." + ty + "." + ty + ".f32")) << src;
-    // operands stay 16-bit from the load to the instruction
-    EXPECT_TRUE(has(src, t == dt::float16 ? "half val0 = data1[" : "__nv_bfloat16 val0 = data1[")) << src;
-    EXPECT_FALSE(has(src, "__float2half_rn(val")) << src;
+    // operands go through shared memory (codegen/tc_staging.h) and reach the instruction as LDMATRIX registers
+    EXPECT_TRUE(has(src, "cp.async.cg.shared.global") && has(src, "cp.async.wait_group")) << src;
+    EXPECT_TRUE(has(src, "ldmatrix.sync.aligned.m8n8.x4.shared.b16") && has(src, "(ldm0[0], ldm0[1], ldm0[2], ldm0[3]"))
+        << src;
+    {  // without staging, operands stay 16-bit from the global load to the instruction
+      tg::Context off({{"TC_STAGES", 0}});
+      std::string direct = render(k, cuda);
+      EXPECT_FALSE(has(direct, "ldmatrix")) << direct;
+      EXPECT_TRUE(has(direct, t == dt::float16 ? "half val0 = data1[" : "__nv_bfloat16 val0 = data1[")) << direct;
+      EXPECT_FALSE(has(direct, "__float2half_rn(val")) << direct;
+    }
     EXPECT_TRUE(has(src, "__launch_bounds__(32)") || has(src, "__launch_bounds__(64)") ||
                 has(src, "__launch_bounds__(128)"))
         << src;
@@ -141,6 +149,48 @@ TEST(TensorCores, MatmulValues) {
       for (size_t i = 0; i < got.size(); i++)
         ASSERT_EQ(got[i], want[i]) << t.repr() << " " << c.batch << "x" << c.m << "x" << c.k << "x" << c.n << " at " << i;
     }
+}
+
+// Operands staged through shared memory in all four layouts (A and B each row- or column-major), so LDMATRIX
+// reads row pairs and column pairs (.trans) of each; K of 32 (2 steps of 16, fewer than the stages), 48 and 128.
+TEST(TensorCores, StagedOperandsInEveryLayout) {
+  tg::CUDARenderer cuda;
+  struct Case {
+    int64_t m, k, n;
+  };
+  for (bool ta : {false, true})
+    for (bool tb : {false, true})
+      for (Case c : {Case{64, 32, 128}, Case{128, 48, 64}, Case{64, 128, 32}}) {
+        std::string what = std::string(ta ? "A col-major" : "A row-major") + (tb ? ", B col-major " : ", B row-major ") +
+                           std::to_string(c.m) + "x" + std::to_string(c.k) + "x" + std::to_string(c.n);
+        auto operands = [&](const Tensor& x, const Tensor& w) { return (ta ? x.T() : x).matmul(tb ? w.T() : w); };
+        {
+          Tensor ex = Tensor::empty(ta ? tg::Shape{c.k, c.m} : tg::Shape{c.m, c.k}, {.dtype = dt::float16});
+          Tensor ew = Tensor::empty(tb ? tg::Shape{c.n, c.k} : tg::Shape{c.k, c.n}, {.dtype = dt::float16});
+          tg::Kernel k(last_ast(operands(ex, ew)), cuda);
+          k.hand_coded_optimizations();
+          std::string src = render(k, cuda);
+          EXPECT_TRUE(has(src, "cp.async.cg.shared.global")) << what << "\n" << src;
+          // A's fragments: column pairs when M is contiguous; B's: column pairs when N is
+          EXPECT_EQ(has(src, "ldmatrix.sync.aligned.m8n8.x4.trans"), ta) << what << "\n" << src;
+          EXPECT_EQ(has(src, "ldmatrix.sync.aligned.m8n8.x2.trans"), !tb) << what << "\n" << src;
+        }
+        std::vector<float> av = small_ints(size_t(c.m * c.k), 8), bv = small_ints(size_t(c.k * c.n), 9);
+        // the stored matrices: A (m x k) or its transpose, B (k x n) or its transpose
+        std::vector<float> as = av, bs = bv;
+        if (ta)
+          for (int64_t i = 0; i < c.m; i++)
+            for (int64_t l = 0; l < c.k; l++) as[size_t(l * c.m + i)] = av[size_t(i * c.k + l)];
+        if (tb)
+          for (int64_t l = 0; l < c.k; l++)
+            for (int64_t j = 0; j < c.n; j++) bs[size_t(j * c.k + l)] = bv[size_t(l * c.n + j)];
+        Tensor x = Tensor(as, ta ? tg::Shape{c.k, c.m} : tg::Shape{c.m, c.k}).half();
+        Tensor w = Tensor(bs, tb ? tg::Shape{c.n, c.k} : tg::Shape{c.k, c.n}).half();
+        std::vector<float> got = operands(x, w).cast(dt::float32).tolist<float>();
+        std::vector<double> want = matmul_ref(av, bv, 1, c.m, c.k, c.n);
+        ASSERT_EQ(got.size(), want.size());
+        for (size_t i = 0; i < got.size(); i++) ASSERT_EQ(got[i], want[i]) << what << " at " << i;
+      }
 }
 
 TEST(TensorCores, EpilogueAndTransposedOperand) {

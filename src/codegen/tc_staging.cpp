@@ -1,0 +1,195 @@
+// Shared-memory staging of tensor-core operands: see tc_staging.h.
+#include "codegen/tc_staging.h"
+
+#include <algorithm>
+
+#include "tg/context.h"
+#include "uop/symbolic.h"
+
+namespace tg {
+namespace {
+
+// TC_STAGES: stages of the shared-memory ring (0: no staging; default: as many as fit, at most 4).
+ContextVar TC_STAGES("TC_STAGES", -1);
+
+constexpr int64_t kVec = 8;  // elements of one 16-byte copy, and of one LDMATRIX row
+
+bool is_tile_dim(AxisKind kind) { return kind == AxisKind::LOCAL || kind == AxisKind::UPCAST || kind == AxisKind::UNROLL; }
+
+UOpPtr ci(int64_t v, DType dt) { return UOp::const_int(v, dt); }
+
+}  // namespace
+
+std::optional<TcStaging::Layout> TcStaging::layout(const Kernel& k, size_t view) {
+  const ShapeTracker& st = k.sts()[view];
+  if (st.views.size() != 1 || st.views[0].mask) return std::nullopt;
+  const View& v = st.views[0];
+  const Shape& fs = k.full_shape();
+  Layout L;
+  for (int d = 0; d < int(fs.size()); d++) {
+    const int64_t s = fs[size_t(d)] == 1 ? 0 : v.strides[size_t(d)];
+    if (s == 0) continue;
+    if (!is_tile_dim(k.kinds()[size_t(d)])) {
+      if (s % kVec != 0) return std::nullopt;  // a loop moves the tile by whole 16-byte units
+      continue;
+    }
+    if (s < 0) return std::nullopt;
+    L.dims.push_back(d);
+  }
+  if (v.offset % kVec != 0) return std::nullopt;
+  auto stride = [&](int d) { return v.strides[size_t(d)]; };
+  std::sort(L.dims.begin(), L.dims.end(), [&](int a, int b) { return stride(a) > stride(b); });
+  // the run: the innermost dims, each stepping over all the ones inside it
+  L.run = 1;
+  size_t c = L.dims.size();
+  while (c > 0 && stride(L.dims[c - 1]) == L.run) L.run *= fs[size_t(L.dims[--c])];
+  if (L.run % kVec != 0) return std::nullopt;
+  for (size_t i = 0; i < c; i++)
+    if (stride(L.dims[i]) % kVec != 0) return std::nullopt;
+  // rows of an odd number of 16-byte units: 8 consecutive rows start in 8 different groups of 4 banks
+  const int64_t pitch = (L.run / kVec) % 2 == 1 ? L.run : L.run + kVec;
+  L.sstride.assign(L.dims.size(), 0);
+  int64_t inner = 1;
+  for (size_t i = L.dims.size(); i-- > c;) L.sstride[i] = inner, inner *= fs[size_t(L.dims[i])];
+  int64_t rows = 1;
+  for (size_t i = c; i-- > 0;) L.sstride[i] = pitch * rows, rows *= fs[size_t(L.dims[i])];
+  L.stage = rows * pitch;
+  L.box = rows * L.run;
+  // LDMATRIX: row pairs need (t, K_LO) as the row's first 8 elements; column pairs need g contiguous.
+  auto sstride_of = [&](TcRole role) -> int64_t {
+    const int d = k.dim_of(role);
+    for (size_t i = 0; i < L.dims.size(); i++)
+      if (L.dims[i] == d) return L.sstride[i];
+    return -1;
+  };
+  if (sstride_of(TcRole::K_LO) == 1 && sstride_of(TcRole::LANE_T) == 2) L.trans = false;
+  else if (sstride_of(TcRole::LANE_G) == 1) L.trans = true;
+  else return std::nullopt;
+  return L;
+}
+
+std::optional<TcStaging> TcStaging::plan(const TcStagingInput& in) {
+  const Kernel& k = in.k;
+  const Renderer& ren = k.renderer();
+  if (TC_STAGES == 0 || !ren.async_copies() || !k.tensor_core() || !in.reduce_range) return std::nullopt;
+  if (k.tensor_core()->tc.in.itemsize() != 2) return std::nullopt;
+  const UOpPtr& end = in.reduce_range->src.at(1);
+  if (end->op != Ops::CONST) return std::nullopt;
+  const int64_t steps = end->const_int_value();
+  TcStaging s;
+  const std::array<size_t, 2> views{k.tensor_core()->a, k.tensor_core()->b};
+  for (int op = 0; op < 2; op++) {
+    auto L = layout(k, views[size_t(op)]);
+    if (!L || L->box % (kVec * k.local_size()) != 0) return std::nullopt;
+    s.layout_[size_t(op)] = *L;
+  }
+  const int64_t stage_bytes = (s.layout_[0].stage + s.layout_[1].stage) * 2;
+  s.stages_ = TC_STAGES > 0 ? int(TC_STAGES) : int(std::min<int64_t>(4, ren.shared_memory() / stage_bytes));
+  if (s.stages_ < 2 || s.stages_ * stage_bytes > ren.shared_memory()) return std::nullopt;
+
+  const DType idt = in.reduce_range->dtype, elem = k.tensor_core()->tc.in;
+  for (int op = 0; op < 2; op++)
+    s.smem_[size_t(op)] = UOp::make(Ops::DEFINE_LOCAL, elem.pointer(true), {},
+                                    NamedRange{op == 0 ? "tc_a" : "tc_b", 0, s.stages_ * s.layout_[size_t(op)].stage - 1});
+  // before the loop: steps 0 .. S-2, one group each
+  UOpPtr commit;
+  for (int64_t st = 0; st + 1 < s.stages_; st++) {
+    const UOpPtr gate = UOp::const_(dtypes::bool_, st < steps);
+    std::vector<UOpPtr> group;
+    for (int op = 0; op < 2; op++) {
+      auto c = s.copies(in, op, ci(st, idt), ci(st, idt), gate, commit);  // after the previous group's commit
+      group.insert(group.end(), c.begin(), c.end());
+    }
+    commit = UOp::make(Ops::ASYNC_COMMIT, dtypes::void_, std::move(group));
+  }
+  // in the loop: wait for step r, barrier, copy step r+S-1, commit
+  const UOpPtr& r = in.reduce_range;
+  UOpPtr wait = UOp::make(Ops::ASYNC_WAIT, dtypes::void_, {commit, r}, int64_t(s.stages_ - 2));
+  UOpPtr barrier = UOp::make(Ops::BARRIER, dtypes::void_, {wait});
+  const UOpPtr next = r + ci(s.stages_ - 1, idt);
+  const UOpPtr gate = simplify(lt(next, steps));
+  std::vector<UOpPtr> group;
+  for (int op = 0; op < 2; op++) {
+    auto c = s.copies(in, op, simplify(mod(next, s.stages_)), next, gate, barrier);
+    group.insert(group.end(), c.begin(), c.end());
+  }
+  UOpPtr loop_commit = UOp::make(Ops::ASYNC_COMMIT, dtypes::void_, std::move(group));
+  for (int op = 0; op < 2; op++) s.regs_[size_t(op)] = s.fragment(in, op, loop_commit);
+  return s;
+}
+
+// The copies of one step of operand `op`'s tile into stage `slot`: thread tid copies 16-byte units tid, tid + T,
+// ... (T threads), unit u being elements 8u .. 8u+7 of the tile in its dims' order.
+std::vector<UOpPtr> TcStaging::copies(const TcStagingInput& in, int op, const UOpPtr& slot, const UOpPtr& step,
+                                      const UOpPtr& gate, const UOpPtr& after) const {
+  const Kernel& k = in.k;
+  const Layout& L = layout_[size_t(op)];
+  const DType idt = in.reduce_range->dtype;
+  const Shape& fs = k.full_shape();
+  UOpPtr tid = ci(0, idt);
+  for (size_t d = 0; d < fs.size(); d++)
+    if (k.kinds()[d] == AxisKind::LOCAL) tid = tid * ci(fs[d], idt) + in.dims[d];
+  const int64_t threads = k.local_size();
+  std::vector<UOpPtr> out;
+  for (int64_t c = 0; c < L.box / (kVec * threads); c++) {
+    const UOpPtr e = (tid + ci(c * threads, idt)) * ci(kVec, idt);
+    std::unordered_map<const UOp*, UOpPtr> value{{in.reduce_range.get(), step}};
+    UOpPtr sidx = slot * ci(L.stage, idt);
+    int64_t inner = 1;
+    for (size_t i = L.dims.size(); i-- > 0;) {
+      const int d = L.dims[i];
+      UOpPtr v = mod(idiv(e, ci(inner, idt)), ci(fs[size_t(d)], idt));
+      inner *= fs[size_t(d)];
+      value[in.dims[size_t(d)].get()] = v;
+      sidx = sidx + v * ci(L.sstride[i], idt);
+    }
+    UOpPtr gidx = simplify(substitute(in.idx[size_t(op)], [&](const UOp* u) -> UOpPtr {
+      auto it = value.find(u);
+      return it == value.end() ? nullptr : it->second;
+    }));
+    std::vector<UOpPtr> src{smem_[size_t(op)], simplify(sidx), in.buf[size_t(op)], gidx, gate};
+    if (after) src.push_back(after);
+    out.push_back(UOp::make(Ops::CP_ASYNC, dtypes::void_, std::move(src), kVec));
+  }
+  return out;
+}
+
+// One LDMATRIX for operand `op`'s fragment: x4 for A (matrix j = 2 K_HI + M_HI), x2 for B (matrix j = K_HI).
+// Lane l = 4g + t gives row l % 8 of matrix l / 8: with row pairs that row is g (its 8 elements are (t, K_LO)),
+// with column pairs it is (t, K_LO) = (r / 2, r % 2) (its 8 elements are g).
+std::vector<UOpPtr> TcStaging::fragment(const TcStagingInput& in, int op, const UOpPtr& commit) const {
+  const Kernel& k = in.k;
+  const Layout& L = layout_[size_t(op)];
+  const DType idt = in.reduce_range->dtype;
+  auto dim = [&](TcRole role) { return in.dims.at(size_t(k.dim_of(role))); };
+  const UOpPtr lane = dim(TcRole::LANE_T) + dim(TcRole::LANE_G) * ci(4, idt);
+  const UOpPtr j = idiv(lane, ci(8, idt)), row = mod(lane, ci(8, idt));
+  std::unordered_map<const UOp*, UOpPtr> value;
+  auto set = [&](TcRole role, const UOpPtr& v) { value[dim(role).get()] = v; };
+  const int count = op == 0 ? 4 : 2;
+  if (op == 0) set(TcRole::M_HI, mod(j, ci(2, idt))), set(TcRole::K_HI, idiv(j, ci(2, idt)));
+  else set(TcRole::K_HI, mod(j, ci(2, idt)));
+  if (L.trans) {
+    set(TcRole::LANE_G, ci(0, idt));
+    set(TcRole::LANE_T, idiv(row, ci(2, idt)));
+    set(TcRole::K_LO, mod(row, ci(2, idt)));
+  } else {
+    set(TcRole::LANE_G, row);
+    set(TcRole::LANE_T, ci(0, idt));
+    set(TcRole::K_LO, ci(0, idt));
+  }
+  UOpPtr addr = mod(in.reduce_range, ci(stages_, idt)) * ci(L.stage, idt);
+  for (size_t i = 0; i < L.dims.size(); i++) addr = addr + in.dims[size_t(L.dims[i])] * ci(L.sstride[i], idt);
+  addr = simplify(substitute(addr, [&](const UOp* u) -> UOpPtr {
+    auto it = value.find(u);
+    return it == value.end() ? nullptr : it->second;
+  }));
+  const DType elem = k.tensor_core()->tc.in;
+  UOpPtr ldm = UOp::make(Ops::LDMATRIX, elem.vec(2 * count), {smem_[size_t(op)], addr, commit},
+                         LdmatrixArg{count, L.trans}.pack());
+  std::vector<UOpPtr> regs;
+  for (int i = 0; i < 2 * count; i++) regs.push_back(UOp::make(Ops::GEP, elem, {ldm}, int64_t(i)));
+  return regs;
+}
+
+}  // namespace tg

@@ -1,0 +1,71 @@
+#pragma once
+// Shared-memory staging of a tensor core's operands (GPU renderers with async_copies()).
+//
+// Without it every lane reads its A and B registers straight from global memory, 2 bytes at a time. With it,
+// each reduce step's tile of A and of B (the elements the workgroup's warps read in one iteration of the reduce
+// loop) is copied to shared memory by the whole workgroup, 16 bytes per thread and copy (cp.async, which does
+// not wait for the data), S steps ahead of its use: a ring of S stages per operand. The warps then load their
+// registers from shared memory with LDMATRIX, one instruction for a whole A fragment (8 registers) or B
+// fragment (4).
+//
+//   before the loop:  copy steps 0 .. S-2 into stages 0 .. S-2, one commit each
+//   each step r:      wait until step r has landed (at most S-2 groups in flight); BARRIER (everyone's copies
+//                     of step r are visible, and everyone is done reading stage (r-1) % S);
+//                     copy step r+S-1 into stage (r+S-1) % S (= the one read in step r-1), commit;
+//                     LDMATRIX from stage r % S; the WMMAs
+//
+// A tile's layout in shared memory: its dims ordered by their stride in global memory, the innermost run that
+// is contiguous there kept contiguous (the rows the copies write 16 bytes at a time), rows padded so that
+// their pitch is an odd multiple of 16 bytes (the 8 rows an LDMATRIX reads hit 8 different bank groups).
+// LDMATRIX reads row pairs (K contiguous, as A of a row-major x or B of x @ w.T) or, with .trans, column pairs
+// (M or N contiguous, as B of a row-major w). An operand whose view is masked, stacked, not 16-byte aligned
+// or whose tile does not split into 16-byte copies over the workgroup is not staged (nor is the other one).
+#include <array>
+#include <optional>
+#include <vector>
+
+#include "codegen/kernel.h"
+#include "uop/uop.h"
+
+namespace tg {
+
+// What the lowerer knows about the kernel's dims.
+struct TcStagingInput {
+  const Kernel& k;
+  const std::vector<UOpPtr>& dims;  // per dim of the full shape: SPECIAL, RANGE, or an upcast dim's placeholder
+  UOpPtr reduce_range;              // the kernel's one reduce loop
+  std::array<UOpPtr, 2> idx;        // A's and B's index over `dims` (their views are unmasked)
+  std::array<UOpPtr, 2> buf;        // A's and B's DEFINE_GLOBAL
+};
+
+class TcStaging {
+ public:
+  // The staging plan and its copies, or nullopt when the kernel cannot take one (or TC_STAGES=0).
+  static std::optional<TcStaging> plan(const TcStagingInput& in);
+
+  // An operand's registers for one tile (operand 0: A's 8, 1: B's 4), lanes of one LDMATRIX; they still hold
+  // the placeholders of the upcast dims that are not the tensor core's (the lowerer substitutes them).
+  const std::vector<UOpPtr>& regs(int operand) const { return regs_[size_t(operand)]; }
+  int stages() const { return stages_; }
+
+ private:
+  struct Layout {
+    std::vector<int> dims;        // the tile's dims, outermost (largest global stride) first
+    std::vector<int64_t> sstride;  // their strides in shared memory
+    int64_t run = 0;              // elements of a row: the innermost dims, contiguous in global memory
+    int64_t stage = 0;            // elements of one stage (rows x padded pitch)
+    int64_t box = 0;              // elements of the tile (rows x run)
+    bool trans = false;           // LDMATRIX .trans: the lane dim g is contiguous in shared memory
+  };
+  static std::optional<Layout> layout(const Kernel& k, size_t view);
+  std::vector<UOpPtr> copies(const TcStagingInput& in, int op, const UOpPtr& slot, const UOpPtr& step,
+                             const UOpPtr& gate, const UOpPtr& after) const;
+  std::vector<UOpPtr> fragment(const TcStagingInput& in, int op, const UOpPtr& commit) const;
+
+  std::array<Layout, 2> layout_;
+  std::array<UOpPtr, 2> smem_;
+  int stages_ = 0;
+  std::array<std::vector<UOpPtr>, 2> regs_;
+};
+
+}  // namespace tg
