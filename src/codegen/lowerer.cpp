@@ -493,12 +493,7 @@ class Lowerer {
     in.mask = ((info_.at(la).mask | info_.at(lb).mask) & ~unroll_mask_) | (uint64_t(1) << mhi) | (uint64_t(1) << nlo);
     // A and B through shared memory where the kernel allows (codegen/tc_staging.h)
     std::optional<TcStaging> staging;
-    if (reduce_ranges_.size() == 1) {
-      auto [ia, va] = index_of(la->src[1].get());
-      auto [ib, vb] = index_of(lb->src[1].get());
-      if (always(va) && always(vb))
-        staging = TcStaging::plan({k_, dims_, reduce_ranges_[0], {ia, ib}, {la->src[0], lb->src[0]}});
-    }
+    if (reduce_ranges_.size() == 1) staging = TcStaging::plan({k_, dims_, reduce_ranges_[0], {la->src[0], lb->src[0]}});
     std::unordered_map<int64_t, std::vector<UOpPtr>> tiles;  // tile (M_HI = N_LO = 0) -> C's 4 lanes
     for (int64_t k = 0; k < count(in.mask); k++) {
       Combo cb = decode(in.mask, k), base = cb;

@@ -78,6 +78,7 @@ std::optional<TcStaging> TcStaging::plan(const TcStagingInput& in) {
   const int64_t steps = end->const_int_value();
   TcStaging s;
   const std::array<size_t, 2> views{k.tensor_core()->a, k.tensor_core()->b};
+  s.view_ = views;
   for (int op = 0; op < 2; op++) {
     auto L = layout(k, views[size_t(op)]);
     if (!L || L->box % (kVec * k.local_size()) != 0) return std::nullopt;
@@ -133,21 +134,25 @@ std::vector<UOpPtr> TcStaging::copies(const TcStagingInput& in, int op, const UO
   std::vector<UOpPtr> out;
   for (int64_t c = 0; c < L.box / (kVec * threads); c++) {
     const UOpPtr e = (tid + ci(c * threads, idt)) * ci(kVec, idt);
-    std::unordered_map<const UOp*, UOpPtr> value{{in.reduce_range.get(), step}};
+    // each dim's value: the tile's dims from the unit's element, the reduce loop at `step`, the rest as they are
+    std::vector<UOpPtr> value(in.dims);
     UOpPtr sidx = slot * ci(L.stage, idt);
     int64_t inner = 1;
     for (size_t i = L.dims.size(); i-- > 0;) {
       const int d = L.dims[i];
-      UOpPtr v = mod(idiv(e, ci(inner, idt)), ci(fs[size_t(d)], idt));
+      value[size_t(d)] = mod(idiv(e, ci(inner, idt)), ci(fs[size_t(d)], idt));
       inner *= fs[size_t(d)];
-      value[in.dims[size_t(d)].get()] = v;
-      sidx = sidx + v * ci(L.sstride[i], idt);
+      sidx = sidx + value[size_t(d)] * ci(L.sstride[i], idt);
     }
-    UOpPtr gidx = simplify(substitute(in.idx[size_t(op)], [&](const UOp* u) -> UOpPtr {
-      auto it = value.find(u);
-      return it == value.end() ? nullptr : it->second;
-    }));
-    std::vector<UOpPtr> src{smem_[size_t(op)], simplify(sidx), in.buf[size_t(op)], gidx, gate};
+    // the view is one unmasked View: its index is offset + sum of value * stride
+    const View& v = k.sts()[view_[size_t(op)]].views[0];
+    UOpPtr gidx = ci(v.offset, idt);
+    for (size_t d = 0; d < fs.size(); d++) {
+      if (fs[d] == 1 || v.strides[d] == 0) continue;
+      const UOpPtr& x = in.dims[d] == in.reduce_range ? step : value[d];
+      gidx = gidx + x * ci(v.strides[d], idt);
+    }
+    std::vector<UOpPtr> src{smem_[size_t(op)], simplify(sidx), in.buf[size_t(op)], simplify(gidx), gate};
     if (after) src.push_back(after);
     out.push_back(UOp::make(Ops::CP_ASYNC, dtypes::void_, std::move(src), kVec));
   }

@@ -34,7 +34,6 @@ struct TcStagingInput {
   const Kernel& k;
   const std::vector<UOpPtr>& dims;  // per dim of the full shape: SPECIAL, RANGE, or an upcast dim's placeholder
   UOpPtr reduce_range;              // the kernel's one reduce loop
-  std::array<UOpPtr, 2> idx;        // A's and B's index over `dims` (their views are unmasked)
   std::array<UOpPtr, 2> buf;        // A's and B's DEFINE_GLOBAL
 };
 
@@ -62,6 +61,7 @@ class TcStaging {
                              const UOpPtr& gate, const UOpPtr& after) const;
   std::vector<UOpPtr> fragment(const TcStagingInput& in, int op, const UOpPtr& commit) const;
 
+  std::array<size_t, 2> view_{};  // A's and B's views (Kernel::sts() indices)
   std::array<Layout, 2> layout_;
   std::array<UOpPtr, 2> smem_;
   int stages_ = 0;

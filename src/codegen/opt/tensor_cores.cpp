@@ -15,8 +15,11 @@
 // nothing: the hardware sums over it across the lanes. The lowerer gathers each lane's registers from the
 // register dims and emits one WMMA per warp tile (codegen/lowerer.cpp).
 #include <algorithm>
+#include <cstdlib>
+#include <string>
 
 #include "codegen/kernel.h"
+#include "helpers/env.h"
 #include "tg/context.h"
 
 namespace tg {
@@ -117,6 +120,37 @@ namespace tg {
 
 static ContextVar TC("TC", 1);
 
+namespace {
+
+// The register tile and warps of a tensor-core kernel: TC_TILE=um,un,wm,wn,uk (upcast M and N by um, un
+// warp tiles, wm x wn warps, K unrolled uk times), for tuning; the default is the measured best.
+struct TcTile {
+  int upcast_m = 2, upcast_n = 16, warps_m = 4, warps_n = 1, unroll_k = 1;
+};
+
+TcTile tc_tile() {
+  TcTile t;
+  const std::string s = getenv_str("TC_TILE");
+  if (s.empty()) return t;
+  int v[5] = {t.upcast_m, t.upcast_n, t.warps_m, t.warps_n, t.unroll_k};
+  size_t pos = 0;
+  for (int i = 0; i < 5 && pos <= s.size(); i++) {
+    size_t end = s.find(',', pos);
+    std::string part = s.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+    if (!part.empty()) {
+      char* rest = nullptr;
+      long x = std::strtol(part.c_str(), &rest, 10);
+      if (*rest != '\0' || x < 1 || x > 64) throw Error("TC_TILE=" + s + ": expected up to 5 comma-separated numbers 1..64");
+      v[i] = int(x);
+    }
+    if (end == std::string::npos) break;
+    pos = end + 1;
+  }
+  return {v[0], v[1], v[2], v[3], v[4]};
+}
+
+}  // namespace
+
 bool Kernel::tensor_core_opts(const std::function<bool(const Opt&)>& try_opt) {
   if (TC <= 0 || renderer_.tensor_cores().empty() || !try_opt({OptOps::TC, 0, 0})) return false;
   // The output loops along M (B does not read them) and N (A does not), innermost first.
@@ -135,15 +169,23 @@ bool Kernel::tensor_core_opts(const std::function<bool(const Opt&)>& try_opt) {
   auto apply = [&](OptOps op, int d, std::initializer_list<int> amts) {
     if (d >= 0)
       for (int amt : amts)
-        if (full_shape_[size_t(d)] % amt == 0 && try_opt({op, d, amt})) return true;
+        if (amt > 1 && full_shape_[size_t(d)] % amt == 0 && try_opt({op, d, amt})) return true;
     return false;
   };
-  apply(OptOps::UPCAST, m(), {2});
-  apply(OptOps::UPCAST, n(), {16, 8, 4, 2});
+  const TcTile tile = tc_tile();
+  apply(OptOps::UPCAST, m(), {tile.upcast_m, 2});
+  apply(OptOps::UPCAST, n(), {tile.upcast_n, 16, 8, 4, 2});
+  if (tile.warps_n > 1) apply(OptOps::LOCAL, n(), {tile.warps_n, 2});
   // Warps: along M where it is left, else along the innermost other output loop (a convolution's pixels).
-  if (!apply(OptOps::LOCAL, m(), {4, 2}))
+  if (!apply(OptOps::LOCAL, m(), {tile.warps_m, 2}))
     for (int d = first_reduce() - 1; d >= 0; d--)
-      if (kinds_[size_t(d)] == AxisKind::LOOP && apply(OptOps::LOCAL, d, {4, 2})) break;
+      if (kinds_[size_t(d)] == AxisKind::LOOP && apply(OptOps::LOCAL, d, {tile.warps_m, 2})) break;
+  // K steps per reduce iteration beyond the tensor core's 16 (a longer shared-memory stage)
+  for (int d = first_reduce(); d < int(full_shape_.size()) && tile.unroll_k > 1; d++)
+    if (kinds_[size_t(d)] == AxisKind::REDUCE) {
+      if (full_shape_[size_t(d)] % tile.unroll_k == 0) try_opt({OptOps::UNROLL, d - first_reduce(), tile.unroll_k});
+      break;
+    }
   return true;
 }
 
