@@ -467,11 +467,11 @@ class Lowerer {
 
   // ---- tensor cores (codegen/opt/tensor_cores.cpp) ----
   // The ua_ index of the register dim with `role`.
-  size_t ua_of(TcRole role) const {
-    const int d = k_.dim_of(role);
+  size_t ua_of(TcRole role) const { return ua_of_dim(k_.dim_of(role)); }
+  size_t ua_of_dim(int d) const {
     for (size_t i = 0; i < ua_.size(); i++)
       if (int(ua_[i].dim) == d) return i;
-    throw Error("lower: the tensor core has no register dim " + std::to_string(int(role)));
+    throw Error("lower: dim " + std::to_string(d) + " is not an upcast dim");
   }
 
   // A sum of A*B lowered to WMMA: per tile (the non-tensor-core upcast values), one WMMA per unrolled K step
@@ -518,7 +518,12 @@ class Lowerer {
     auto reg = [&](const UOp* load, Combo cb) {
       if (staging) {  // register i of the LDMATRIX fragment, at this tile's other upcast values
         const bool is_a = load == la;
-        const int i = is_a ? int(cb[klo] + 2 * cb[mhi] + 4 * cb[khi]) : int(cb[klo] + 2 * cb[khi]);
+        int i = is_a ? int(cb[klo] + 2 * cb[mhi] + 4 * cb[khi]) : int(cb[klo] + 2 * cb[khi]);
+        if (!is_a && staging->pair_dim() >= 0) {  // B tiles 2v and 2v + 1 share one LDMATRIX x4
+          const size_t p = ua_of_dim(staging->pair_dim());
+          i += 4 * int(cb[p] % 2);
+          cb[p] -= cb[p] % 2;
+        }
         return subst(staging->regs(is_a ? 0 : 1).at(size_t(i)), cb);
       }
       const Val& v = val(load, cb);

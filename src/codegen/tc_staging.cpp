@@ -115,6 +115,16 @@ std::optional<TcStaging> TcStaging::plan(const TcStagingInput& in) {
     group.insert(group.end(), c.begin(), c.end());
   }
   UOpPtr loop_commit = UOp::make(Ops::ASYNC_COMMIT, dtypes::void_, std::move(group));
+  // B's pair dim: its innermost (smallest stride) upcast dim that is not the tensor core's, of even size
+  const Layout& lb = s.layout_[1];
+  for (size_t i = lb.dims.size(); i-- > 0;) {
+    const int d = lb.dims[i];
+    if (k.kinds()[size_t(d)] == AxisKind::UPCAST && k.roles()[size_t(d)] == TcRole::NONE && d != k.vector_dim() &&
+        k.full_shape()[size_t(d)] % 2 == 0) {
+      s.pair_dim_ = d;
+      break;
+    }
+  }
   for (int op = 0; op < 2; op++) s.regs_[size_t(op)] = s.fragment(in, op, loop_commit);
   return s;
 }
@@ -171,9 +181,13 @@ std::vector<UOpPtr> TcStaging::fragment(const TcStagingInput& in, int op, const 
   const UOpPtr j = idiv(lane, ci(8, idt)), row = mod(lane, ci(8, idt));
   std::unordered_map<const UOp*, UOpPtr> value;
   auto set = [&](TcRole role, const UOpPtr& v) { value[dim(role).get()] = v; };
-  const int count = op == 0 ? 4 : 2;
+  const int count = op == 0 || pair_dim_ >= 0 ? 4 : 2;
   if (op == 0) set(TcRole::M_HI, mod(j, ci(2, idt))), set(TcRole::K_HI, idiv(j, ci(2, idt)));
   else set(TcRole::K_HI, mod(j, ci(2, idt)));
+  if (op == 1 && pair_dim_ >= 0) {  // matrices 2, 3: the next value of the pair dim
+    const UOpPtr& p = in.dims[size_t(pair_dim_)];
+    value[p.get()] = p + idiv(j, ci(2, idt));
+  }
   if (L.trans) {
     set(TcRole::LANE_G, ci(0, idt));
     set(TcRole::LANE_T, idiv(row, ci(2, idt)));

@@ -44,7 +44,11 @@ class TcStaging {
 
   // An operand's registers for one tile (operand 0: A's 8, 1: B's 4), lanes of one LDMATRIX; they still hold
   // the placeholders of the upcast dims that are not the tensor core's (the lowerer substitutes them).
+  // Where B has an upcast dim of even size along N (pair_dim() >= 0), one LDMATRIX x4 loads the B tiles of two
+  // neighbouring values 2v, 2v + 1 of it: regs(1) has 8 lanes, those of value 2v + h being 4h .. 4h + 3, and
+  // the placeholder of pair_dim() stands for 2v.
   const std::vector<UOpPtr>& regs(int operand) const { return regs_[size_t(operand)]; }
+  int pair_dim() const { return pair_dim_; }
   int stages() const { return stages_; }
 
  private:
@@ -65,6 +69,7 @@ class TcStaging {
   std::array<Layout, 2> layout_;
   std::array<UOpPtr, 2> smem_;
   int stages_ = 0;
+  int pair_dim_ = -1;
   std::array<std::vector<UOpPtr>, 2> regs_;
 };
 
