@@ -280,8 +280,9 @@ void Kernel::apply_opt(const Opt& opt) {
       if (group && kinds_[size_t(d)] != AxisKind::REDUCE) fail("GROUP needs a reduce dim");
       if (group && std::find(kinds_.begin(), kinds_.end(), AxisKind::UPCAST) != kinds_.end())
         fail("a grouped reduce with upcast output dims");
+      // (a tensor core's two lane dims are one launch dim: lowerer.cpp's launch_axes)
       int n_threads_dims = int(std::count(kinds_.begin(), kinds_.end(), AxisKind::LOCAL) +
-                               std::count(kinds_.begin(), kinds_.end(), AxisKind::GROUP));
+                               std::count(kinds_.begin(), kinds_.end(), AxisKind::GROUP)) - (tc_ ? 1 : 0);
       if (n_threads_dims >= 3) fail("at most 3 dims of workgroup threads (LOCAL and GROUP)");
       if (local_size() * amount > renderer_.max_local_size()) fail("too many threads in a workgroup");
       // GROUP: thread g takes elements g, g+amount, ... (neighbouring threads read neighbouring memory);

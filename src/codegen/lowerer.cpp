@@ -47,13 +47,17 @@ bool contains(const UOpPtr& root, const UOp* x) {
 // innermost: blockIdx.x allows 2^31-1 blocks, y and z only 65535, so a dim too large for them stays a loop),
 // the LOCAL dims are the threads of a block (lidx0 the innermost, so a warp's threads are neighbours).
 // No axis: a loop (RANGE).
+// A tensor core's lane dims g and t share lidx0 (threadIdx.x = the lane 4g + t), so a kernel may have warps
+// along two more dims; see lane_dims.
 std::vector<std::optional<SpecialArg>> launch_axes(const Kernel& k) {
   const Shape& fs = k.full_shape();
   std::vector<std::optional<SpecialArg>> axes(fs.size());
   if (!k.renderer().has_local()) return axes;
-  int g = 0, l = 0;
+  const int lane_t = k.dim_of(TcRole::LANE_T), lane_g = k.dim_of(TcRole::LANE_G);
+  int g = 0, l = lane_t >= 0 ? 1 : 0;
   for (size_t d = fs.size(); d-- > 0;) {
-    if (k.kinds()[d] == AxisKind::LOCAL || k.kinds()[d] == AxisKind::GROUP) axes[d] = SpecialArg{LaunchAxis::LOCAL, l++, fs[d]};
+    if (int(d) == lane_t || int(d) == lane_g) axes[d] = SpecialArg{LaunchAxis::LOCAL, 0, TensorCore::kLanes};
+    else if (k.kinds()[d] == AxisKind::LOCAL || k.kinds()[d] == AxisKind::GROUP) axes[d] = SpecialArg{LaunchAxis::LOCAL, l++, fs[d]};
     if (k.kinds()[d] == AxisKind::LOOP && g < 3 && fs[d] <= (g == 0 ? int64_t(INT32_MAX) : 65535))
       axes[d] = SpecialArg{LaunchAxis::GROUP, g++, fs[d]};
   }
@@ -109,6 +113,8 @@ class Lowerer {
         case AxisKind::LOCAL:
         case AxisKind::GROUP:
           if (launch[d]) r = UOp::make(Ops::SPECIAL, idx_dt_, {}, *launch[d]);
+          if (int(d) == k.dim_of(TcRole::LANE_T)) r = mod(r, ci(4));   // lane = 4g + t
+          if (int(d) == k.dim_of(TcRole::LANE_G)) r = idiv(r, ci(4));
           if (kinds[d] == AxisKind::GROUP) group_dims_.push_back(d);
           if (kinds[d] != AxisKind::LOOP) thread_dims_.push_back(d);
           break;

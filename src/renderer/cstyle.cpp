@@ -370,7 +370,8 @@ std::string CStyleRenderer::render_special(const SpecialArg& s) const {
   throw Error("render: SPECIAL " + s.name() + " (a GPU launch index) on " + device() + ", which has no launch grid");
 }
 
-std::string CStyleRenderer::render_define_local(const std::string& name, DType dt, int64_t size) const {
+std::string CStyleRenderer::render_define_local(const std::string& name, DType dt, int64_t size, int64_t,
+                                                Prelude&) const {
   throw Error("render: DEFINE_LOCAL " + name + " on " + device() + ", which has no shared memory");
 }
 
@@ -528,6 +529,7 @@ std::string CStyleRenderer::render(const std::string& name, const std::vector<UO
   std::map<std::string, int> counters;
   auto fresh = [&](const std::string& prefix) { return prefix + std::to_string(counters[prefix]++); };
   std::string body;
+  int64_t shared_end = 0;  // bytes of shared memory the DEFINE_LOCALs so far take
   int indent = 1;
   auto line = [&](const std::string& s) { body += std::string(size_t(2 * indent), ' ') + s + "\n"; };
   auto src = [&](const UOp& u, size_t k) -> const std::string& { return r[pos.at(u.src.at(k).get())]; };
@@ -557,7 +559,10 @@ std::string CStyleRenderer::render(const std::string& name, const std::vector<UO
         if (!is_identifier(nr.name)) throw Error(where(i) + ": local buffer name '" + nr.name + "' is not an identifier");
         if (!u.dtype.ptr || !u.dtype.local) throw Error(where(i) + ": needs a local pointer dtype, got " + u.dtype.repr());
         r[i] = nr.name;
-        line(render_define_local(nr.name, u.dtype.base().scalar_type(), nr.max + 1) + ";");
+        const DType elem = u.dtype.base().scalar_type();
+        const int64_t offset = shared_offset(shared_end);
+        shared_end = offset + (nr.max + 1) * elem.itemsize();
+        line(render_define_local(nr.name, elem, nr.max + 1, offset, pre) + ";");
         break;
       }
       case Ops::CONST: r[i] = render_const(u, pre); break;

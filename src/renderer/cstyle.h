@@ -101,8 +101,10 @@ class CStyleRenderer : public Renderer {
                                       const UOp& u) const;
   virtual std::string render_ldmatrix_lane(const std::string& name, int64_t i, DType dt) const;
   virtual std::string render_ldmatrix_reg(const std::string& name, int64_t q) const;
-  // A workgroup's shared buffer of `size` elements of dt, as a declaration without the `;`.
-  virtual std::string render_define_local(const std::string& name, DType dt, int64_t size) const;
+  // A workgroup's shared buffer of `size` elements of dt at byte `offset` of the kernel's shared memory (see
+  // shared_bytes in renderer.h), as a declaration without the `;`.
+  virtual std::string render_define_local(const std::string& name, DType dt, int64_t size, int64_t offset,
+                                          Prelude& pre) const;
 
   // ---- the function around the body ----
   // "void name(float* restrict data0, const float* restrict data1, int n)" by default.

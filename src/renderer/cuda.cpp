@@ -27,10 +27,28 @@ const char* kBf16Helpers =
 
 CUDARenderer::CUDARenderer(std::string arch) : arch_(std::move(arch)) {}
 
-bool CUDARenderer::async_copies() const {
-  int sm = 0;
-  if (arch_.rfind("sm_", 0) == 0) sm = std::atoi(arch_.c_str() + 3);
-  return sm >= 80;
+namespace {
+int sm_version(const std::string& arch) { return arch.rfind("sm_", 0) == 0 ? std::atoi(arch.c_str() + 3) : 0; }
+}  // namespace
+
+bool CUDARenderer::async_copies() const { return sm_version(arch_) >= 80; }
+
+int64_t CUDARenderer::shared_memory() const {
+  const int sm = sm_version(arch_);
+  if (sm >= 90) return 227 * 1024;
+  if (sm == 80 || sm == 87) return 163 * 1024;
+  if (sm >= 86) return 99 * 1024;
+  return 48 * 1024;
+}
+
+// Every local lives in the launch's dynamic shared memory (the runtime passes shared_bytes of the kernel), so a
+// kernel may use more than the 48 KiB a static __shared__ array may; 16-byte aligned for vector copies and
+// ldmatrix rows.
+std::string CUDARenderer::render_define_local(const std::string& name, DType dt, int64_t, int64_t offset,
+                                              Prelude& pre) const {
+  pre.need("tg_smem", [] { return "extern __shared__ __align__(16) unsigned char tg_smem[];"; });
+  const std::string T = buffer_type_name(dt);
+  return T + "* " + name + " = reinterpret_cast<" + T + "*>(tg_smem + " + std::to_string(offset) + ")";
 }
 
 bool CUDARenderer::supports(Ops op) const { return op != Ops::WMMA && CStyleRenderer::supports(op); }

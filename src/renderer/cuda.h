@@ -31,7 +31,7 @@ class CUDARenderer : public CStyleRenderer {
   bool aligned_vectors() const override { return true; }
   const std::vector<TensorCore>& tensor_cores() const override { return cuda_tensor_cores(); }
   const std::string& arch() const { return arch_; }
-  int64_t shared_memory() const override { return 48 * 1024; }  // static __shared__ limit
+  int64_t shared_memory() const override;  // what a block may opt into on the arch (dynamic shared memory)
   bool async_copies() const override;                            // sm_80 and later
   // Most threads a block may have, and the most threads the heuristics put in one block.
   static constexpr int kMaxLocal = 1024;
@@ -53,10 +53,8 @@ class CUDARenderer : public CStyleRenderer {
   std::string render_barrier() const override { return "__syncthreads();"; }
   std::string render_wmma(const UOp& u, const std::vector<std::string>& operands, const std::vector<bool>& raw,
                           const std::vector<std::string>& packed, Prelude& pre) const override;
-  // 16-byte aligned: vector copies and ldmatrix rows address it in 16-byte units.
-  std::string render_define_local(const std::string& name, DType dt, int64_t size) const override {
-    return "__shared__ __align__(16) " + buffer_type_name(dt) + " " + name + "[" + std::to_string(size) + "]";
-  }
+  std::string render_define_local(const std::string& name, DType dt, int64_t size, int64_t offset,
+                                  Prelude& pre) const override;
   std::string render_cp_async(const std::string& dst, const std::string& dst_idx, const std::string& src,
                               const std::string& src_idx, int64_t n, DType dt) const override;
   std::string render_async_commit() const override;

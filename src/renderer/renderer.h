@@ -8,6 +8,11 @@
 
 namespace tg {
 
+// Shared memory of a linearized kernel: its DEFINE_LOCALs one after another, each at a 16-byte aligned offset
+// (renderers that place them in one block, and runtimes that size the launch, agree through these).
+int64_t shared_offset(int64_t end_of_previous);  // the offset of the next local
+int64_t shared_bytes(const std::vector<UOpPtr>& uops);
+
 class Renderer {
  public:
   virtual ~Renderer() = default;
@@ -32,7 +37,7 @@ class Renderer {
     static const std::vector<TensorCore> none;
     return none;
   }
-  // Shared memory (bytes) a workgroup may declare statically, and whether tensor-core operands may be staged
+  // Shared memory (bytes) a workgroup may use, and whether tensor-core operands may be staged
   // through it with asynchronous copies (CP_ASYNC, ASYNC_COMMIT, ASYNC_WAIT) and LDMATRIX.
   virtual int64_t shared_memory() const { return 0; }
   virtual bool async_copies() const { return false; }

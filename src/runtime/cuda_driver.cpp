@@ -73,6 +73,7 @@ void load(Loaded& L) {
              resolve(lib, d.cuModuleLoadData, {"cuModuleLoadData"}, &missing) &&
              resolve(lib, d.cuModuleUnload, {"cuModuleUnload"}, &missing) &&
              resolve(lib, d.cuModuleGetFunction, {"cuModuleGetFunction"}, &missing) &&
+             resolve(lib, d.cuFuncSetAttribute, {"cuFuncSetAttribute"}, &missing) &&
              resolve(lib, d.cuLaunchKernel, {"cuLaunchKernel"}, &missing) &&
              resolve(lib, d.cuEventCreate, {"cuEventCreate"}, &missing) &&
              resolve(lib, d.cuEventDestroy, {"cuEventDestroy_v2", "cuEventDestroy"}, &missing) &&

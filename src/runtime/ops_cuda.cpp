@@ -313,6 +313,16 @@ class CudaProgram : public Program {
       ctx_.check(r, "kernel " + name_ + " is not in its compiled module (expected extern \"C\" __global__ void " +
                         name_ + "(...))");
     }
+    // the kernel's locals, in dynamic shared memory (renderer/cuda.cpp); past 48 KiB a launch must opt in
+    const int64_t shared = shared_bytes(spec.uops);
+    if (shared > 48 * 1024) {
+      if (CUresult r = ctx_.d().cuFuncSetAttribute(fn_, cu::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, int(shared));
+          r != CUDA_SUCCESS) {
+        ctx_.d().cuModuleUnload(module_);
+        ctx_.check(r, "kernel " + name_ + " needs " + std::to_string(shared) + " bytes of shared memory");
+      }
+    }
+    shared_ = unsigned(shared);
   }
   ~CudaProgram() override {
     if (ctx_.broken() || ctx_.d().cuCtxSetCurrent(ctx_.context()) != CUDA_SUCCESS) return;
@@ -352,7 +362,7 @@ class CudaProgram : public Program {
       if (!end_) ctx_.check(ctx_.d().cuEventCreate(&end_, CU_EVENT_DEFAULT), "cuEventCreate");
       ctx_.check(ctx_.d().cuEventRecord(start_, nullptr), "cuEventRecord");
     }
-    CUresult r = ctx_.d().cuLaunchKernel(fn_, grid_[0], grid_[1], grid_[2], block_[0], block_[1], block_[2], 0, nullptr,
+    CUresult r = ctx_.d().cuLaunchKernel(fn_, grid_[0], grid_[1], grid_[2], block_[0], block_[1], block_[2], shared_, nullptr,
                                          params.data(), nullptr);
     if (r != CUDA_SUCCESS)
       ctx_.check(r, "launch of " + name_ + " (grid " + dims({grid_[0], grid_[1], grid_[2]}) + ", block " +
@@ -372,6 +382,7 @@ class CudaProgram : public Program {
   std::string name_;
   size_t n_bufs_, n_vars_;
   unsigned grid_[3] = {1, 1, 1}, block_[3] = {1, 1, 1};
+  unsigned shared_ = 0;  // dynamic shared memory bytes of a launch
   CUmodule module_ = nullptr;
   CUfunction fn_ = nullptr;
   std::mutex mu_;

@@ -127,7 +127,9 @@ TEST(CudaRender, GroupedReduceUsesSharedMemoryAndABarrier) {
   EXPECT_EQ(k.local_size(), 256);
   std::string src = render(k, cuda);
   EXPECT_TRUE(has(src, "(*((float4*)(data1+")) << "16-byte loads: " << src;
-  EXPECT_TRUE(has(src, "__shared__ float temp0[256];")) << src;
+  EXPECT_TRUE(has(src, "extern __shared__ __align__(16) unsigned char tg_smem[];")) << src;
+  EXPECT_TRUE(has(src, "float* temp0 = reinterpret_cast<float*>(tg_smem + 0);")) << src;
+  EXPECT_EQ(tg::shared_bytes(tg::linearize_kernel(tg::lower_kernel(k))), 256 * 4);
   EXPECT_TRUE(has(src, "__syncthreads();")) << src;
   EXPECT_TRUE(has(src, "if (lidx0<1) { data0[0] = ")) << "one thread writes the total: " << src;
 }
@@ -164,7 +166,7 @@ TEST(CudaRender, GroupOptRules) {
   EXPECT_EQ(k.full_shape(), (tg::Shape{8, 32, 32}));
   EXPECT_EQ(k.name(), "r_8_32_32");
   std::string src = render(k, cuda);
-  EXPECT_TRUE(has(src, "__shared__ float temp0[32];")) << src;
+  EXPECT_TRUE(has(src, "float* temp0 = reinterpret_cast<float*>(tg_smem + 0);")) << src;
 }
 
 TEST(CudaRender, Float4WhereAligned) {
