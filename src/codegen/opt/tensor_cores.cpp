@@ -124,8 +124,10 @@ namespace {
 
 // The register tile and warps of a tensor-core kernel: TC_TILE=um,un,wm,wn,uk (upcast M and N by um, un
 // warp tiles, wm x wn warps, K unrolled uk times), for tuning; the default is the measured best.
+// (H100, fp16 4096^3 with operands staged through shared memory, 2026-11-25: 2,8,4,2,4 gives 290 TFLOPS;
+// 4,8,2,2,2: 279; 2,16,4,1,2: 273; 256 x 128 blocks (4,8,4,2,2 or 2,16,8,1,2): 260; 2,16,4,1,1: 222.)
 struct TcTile {
-  int upcast_m = 2, upcast_n = 16, warps_m = 4, warps_n = 1, unroll_k = 1;
+  int upcast_m = 2, upcast_n = 8, warps_m = 4, warps_n = 2, unroll_k = 4;
 };
 
 TcTile tc_tile() {
@@ -160,9 +162,8 @@ bool Kernel::tensor_core_opts(const std::function<bool(const Opt&)>& try_opt) {
         return d;
     return -1;
   };
-  // A register tile of warp tiles sharing each lane's registers: 2 along M x 16 along N (32 x 128 per warp),
-  // then 4 warps along M, which read the same columns of B. (H100, fp16 4096^3, same run: 73.5 TFLOPS; 2 x 8
-  // tiles: 57; 8 x 8 with 2 warps: 65; 4 x 4 with 4 warps along N: 46; 2 x 2: 24; one tile per warp: 12.)
+  // A register tile of warp tiles sharing each lane's registers (32 x 64 per warp by default), 4 x 2 warps (a 128 x
+  // 128 block), K unrolled 4 times (64 per step of the reduce loop, one shared-memory stage); see TcTile.
   // (Dims are looked up again after every opt: a dim split down to 1 is dropped and the later ones move.)
   auto m = [&] { return along(tc_->a, tc_->b); };
   auto n = [&] { return along(tc_->b, tc_->a); };
@@ -183,7 +184,10 @@ bool Kernel::tensor_core_opts(const std::function<bool(const Opt&)>& try_opt) {
   // K steps per reduce iteration beyond the tensor core's 16 (a longer shared-memory stage)
   for (int d = first_reduce(); d < int(full_shape_.size()) && tile.unroll_k > 1; d++)
     if (kinds_[size_t(d)] == AxisKind::REDUCE) {
-      if (full_shape_[size_t(d)] % tile.unroll_k == 0) try_opt({OptOps::UNROLL, d - first_reduce(), tile.unroll_k});
+      for (int amt : {tile.unroll_k, 2})
+        if (amt > 1 && amt <= tile.unroll_k && full_shape_[size_t(d)] % amt == 0 &&
+            try_opt({OptOps::UNROLL, d - first_reduce(), amt}))
+          break;
       break;
     }
   return true;
