@@ -181,11 +181,12 @@ bool Kernel::tensor_core_opts(const std::function<bool(const Opt&)>& try_opt) {
   if (!apply(OptOps::LOCAL, m(), {tile.warps_m, 2}))
     for (int d = first_reduce() - 1; d >= 0; d--)
       if (kinds_[size_t(d)] == AxisKind::LOOP && apply(OptOps::LOCAL, d, {tile.warps_m, 2})) break;
-  // K steps per reduce iteration beyond the tensor core's 16 (a longer shared-memory stage)
+  // K steps per reduce iteration beyond the tensor core's 16 (a longer shared-memory stage); a loop stays, for
+  // the stages to rotate through
   for (int d = first_reduce(); d < int(full_shape_.size()) && tile.unroll_k > 1; d++)
     if (kinds_[size_t(d)] == AxisKind::REDUCE) {
       for (int amt : {tile.unroll_k, 2})
-        if (amt > 1 && amt <= tile.unroll_k && full_shape_[size_t(d)] % amt == 0 &&
+        if (amt > 1 && amt <= tile.unroll_k && full_shape_[size_t(d)] % amt == 0 && full_shape_[size_t(d)] > amt &&
             try_opt({OptOps::UNROLL, d - first_reduce(), amt}))
           break;
       break;
