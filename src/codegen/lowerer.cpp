@@ -20,7 +20,7 @@
 
 #include "codegen/exact_products.h"
 #include "codegen/linearize.h"
-#include "codegen/tc_staging.h"
+#include "codegen/staging.h"
 #include "shape/indexing.h"
 #include "tg/error.h"
 #include "uop/decompositions.h"
@@ -149,6 +149,7 @@ class Lowerer {
                      k_.kinds()[d] == AxisKind::UNROLL;
       if (fs[d] == 0) (reduced ? empty_reduce_ : empty_output) = true;
     }
+    if (!empty_output && !empty_reduce_) stage_shared_loads(ast);
     for (const UOp* u : toposort(ast)) {
       if (empty_output) break;
       switch (u->op) {
@@ -191,6 +192,38 @@ class Lowerer {
   int64_t W_ = 1;
   bool vunroll_ = false;
   std::unordered_map<const UOp*, Info> info_;
+  std::optional<Staging> staging_;                       // loads read through shared memory (no tensor core)
+  std::unordered_map<const UOp*, size_t> staged_;        // such a LOAD -> its operand in staging_
+
+  // Loads under the reduce that the threads of a workgroup share (a matmul's A and B: some thread dim does not
+  // move them) go through shared memory where the kernel allows it (codegen/staging.h).
+  void stage_shared_loads(const UOpPtr& ast) {
+    const auto& kinds = k_.kinds();
+    if (k_.tensor_core() || reduce_ranges_.size() != 1 || !group_dims_.empty() || !ren_.async_copies()) return;
+    const UOp* reduce = k_.reduce();
+    if (!reduce) return;
+    std::vector<const UOp*> loads;
+    StagingInput in{k_, dims_, reduce_ranges_[0], {}, {}};
+    for (const UOp* x : toposort(ast)) {
+      if (x->op != Ops::REDUCE_AXIS) continue;
+      for (const UOp* l : toposort(x->src.at(0))) {
+        if (l->op != Ops::LOAD) continue;
+        const ShapeTracker& st = l->src.at(1)->get<ShapeTracker>();
+        if (st.views.size() != 1) return;
+        bool shared = false;
+        for (size_t d = 0; d < kinds.size(); d++)
+          shared |= kinds[d] == AxisKind::LOCAL && st.views[0].strides[d] == 0 && k_.full_shape()[d] > 1;
+        if (!shared) return;  // all the reduce's loads, or none
+        size_t view = 0;
+        while (view < k_.sts().size() && !(k_.sts()[view] == st)) view++;
+        loads.push_back(l);
+        in.views.push_back(view);
+        in.bufs.push_back(l->src.at(0));
+      }
+    }
+    if (loads.empty() || !(staging_ = Staging::plan(in))) return;
+    for (size_t i = 0; i < loads.size(); i++) staged_[loads[i]] = i;
+  }
 
   // ---- combinations of upcast values ----
   using Combo = std::vector<int64_t>;  // a value per ua_ entry
@@ -333,7 +366,10 @@ class Lowerer {
     return base;
   }
 
-  static UOpPtr load(const UOpPtr& buf, DType dt, const UOpPtr& idx, const UOpPtr& valid, const UOpPtr& alt) {
+  // `after`: the node a load of shared memory waits for (its third source); such loads are never gated.
+  static UOpPtr load(const UOpPtr& buf, DType dt, const UOpPtr& idx, const UOpPtr& valid, const UOpPtr& alt,
+                     const UOpPtr& after = nullptr) {
+    if (after) return UOp::make(Ops::LOAD, dt, {buf, idx, after});
     if (always(valid)) return UOp::make(Ops::LOAD, dt, {buf, idx});
     return UOp::make(Ops::LOAD, dt, {buf, idx, valid, alt});
   }
@@ -375,23 +411,31 @@ class Lowerer {
       case Ops::LOAD: {
         auto [idx, valid] = index_of(u->src[1].get());
         UOpPtr buf = u->src[0];
+        UOpPtr after;  // a staged load reads shared memory once its step's copies are in (codegen/staging.h)
+        if (auto it = staged_.find(u); it != staged_.end()) {
+          buf = staging_->buffer(it->second);
+          idx = staging_->index(it->second);
+          valid = UOp::const_(dtypes::bool_, 1);
+          after = staging_->after();
+        }
         in.mask = deps(idx) | deps(valid);
         UOpPtr zero = UOp::const_(u->dtype, 0);
         for (int64_t k = 0; k < count(in.mask); k++) {
           Combo cb = decode(in.mask, k);
           UOpPtr ic = subst(idx, cb), vc = subst(valid, cb);
           if (!contains(ic, vph_.get()) && !contains(vc, vph_.get())) {
-            in.vals.push_back(Val{load(buf, u->dtype, ic, vc, zero), {}});
+            in.vals.push_back(Val{load(buf, u->dtype, ic, vc, zero, after), {}});
             continue;
           }
           if (vec_ok(Ops::LOAD, u->dtype))
             if (UOpPtr base = contiguous_base(ic, vc, cb)) {
               UOpPtr alt = as_vec(Val{zero, {}});
-              in.vals.push_back(Val{load(buf, u->dtype.vec(int(W_)), base, vc, alt), {}});
+              in.vals.push_back(Val{load(buf, u->dtype.vec(int(W_)), base, vc, alt, after), {}});
               continue;
             }
           Val v;
-          for (int64_t i = 0; i < W_; i++) v.lanes.push_back(load(buf, u->dtype, subst(ic, cb, i), subst(vc, cb, i), zero));
+          for (int64_t i = 0; i < W_; i++)
+            v.lanes.push_back(load(buf, u->dtype, subst(ic, cb, i), subst(vc, cb, i), zero, after));
           in.vals.push_back(std::move(v));
         }
         return;
@@ -498,8 +542,9 @@ class Lowerer {
     const uint64_t other_unroll = unroll_mask_ & ~tc_unroll;
     in.mask = ((info_.at(la).mask | info_.at(lb).mask) & ~unroll_mask_) | (uint64_t(1) << mhi) | (uint64_t(1) << nlo);
     // A and B through shared memory where the kernel allows (codegen/tc_staging.h)
-    std::optional<TcStaging> staging;
-    if (reduce_ranges_.size() == 1) staging = TcStaging::plan({k_, dims_, reduce_ranges_[0], {la->src[0], lb->src[0]}});
+    std::optional<Staging> staging;
+    if (reduce_ranges_.size() == 1)
+      staging = Staging::plan({k_, dims_, reduce_ranges_[0], {tcs.a, tcs.b}, {la->src[0], lb->src[0]}});
     std::unordered_map<int64_t, std::vector<UOpPtr>> tiles;  // tile (M_HI = N_LO = 0) -> C's 4 lanes
     for (int64_t k = 0; k < count(in.mask); k++) {
       Combo cb = decode(in.mask, k), base = cb;
@@ -518,7 +563,7 @@ class Lowerer {
 
   // C's 4 lanes for one tile: WMMA(A regs, B regs, C) over the unrolled K values outside the tensor core.
   std::vector<UOpPtr> wmma_tile(const TensorCore& tc, const UOp* la, const UOp* lb, const Combo& base,
-                                uint64_t other_unroll, std::array<size_t, 3> mhi_khi_klo, const TcStaging* staging) {
+                                uint64_t other_unroll, std::array<size_t, 3> mhi_khi_klo, const Staging* staging) {
     auto [mhi, khi, klo] = mhi_khi_klo;
     std::vector<UOpPtr> c(TensorCore::kC, UOp::const_(tc.acc, 0));
     auto reg = [&](const UOp* load, Combo cb) {

@@ -16,7 +16,8 @@
 //                  declares `T accN = init;` where it stands.
 //   ASSIGN         dtype T, src (DEFINE_ACC, value): `accN = value;`. Later users of this node read accN.
 //   LOAD           dtype T, src (buf DEFINE_GLOBAL, idx int32) or (buf, idx, gate bool, alt T):
-//                  `buf[idx]`, or `gate ? buf[idx] : alt` (no memory access when gate is false).
+//                  `buf[idx]`, or `gate ? buf[idx] : alt` (no memory access when gate is false); of a
+//                  DEFINE_LOCAL also (buf, idx, BARRIER or ASYNC_COMMIT), the node it must follow.
 //   STORE          void, src (buf, idx, value) or (buf, idx, value, gate): `buf[idx] = value`, if gate.
 //   ALU ops        ADD MUL SUB IDIV MOD MAX CMPLT CMPNE AND OR XOR SHL SHR FDIV WHERE MULACC
 //                  EXP2 LOG2 SIN SQRT RECIP NEG TRUNC, CAST, BITCAST: C semantics in the node's dtype

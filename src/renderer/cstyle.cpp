@@ -646,8 +646,8 @@ std::string CStyleRenderer::render(const std::string& name, const std::vector<UO
         }
         std::string e = render_load(src(u, 0), strip_parens(src(u, 1)), u.dtype, pre);
         if (u.src.size() == 4) e = "(" + src(u, 2) + "?" + e + ":" + src(u, 3) + ")";
-        else if (u.src.size() == 3 && u.src[2]->op != Ops::BARRIER)
-          throw Error(where(i) + ": a LOAD's third source must be the BARRIER it waits for");
+        else if (u.src.size() == 3 && u.src[2]->op != Ops::BARRIER && u.src[2]->op != Ops::ASYNC_COMMIT)
+          throw Error(where(i) + ": a LOAD's third source must be the BARRIER or ASYNC_COMMIT it waits for");
         else if (u.src.size() < 2 || u.src.size() > 4)
           throw Error(where(i) + ": LOAD takes (buf, idx), (buf, idx, barrier) or (buf, idx, gate, alt)");
         r[i] = fresh("val");

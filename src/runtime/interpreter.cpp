@@ -407,9 +407,10 @@ class PlanBuilder {
   void decode_memory(int32_t pos, const UOp& u, Instr& in, NeedInt need_int, NeedBool need_bool) {
     bool load = u.op == Ops::LOAD;
     if (load ? u.src.size() < 2 || u.src.size() > 4 : u.src.size() != 3 && u.src.size() != 4)
-      fail(pos, load ? "takes (buf, idx), (buf, idx, barrier) or (buf, idx, gate, alt)"
+      fail(pos, load ? "takes (buf, idx), (buf, idx, barrier or async commit) or (buf, idx, gate, alt)"
                      : "takes (buf, idx, value) or (buf, idx, value, gate)");
-    if (load && u.src.size() == 3 && u.src[2]->op != Ops::BARRIER) fail(pos, "has a third source that is not a BARRIER");
+    if (load && u.src.size() == 3 && u.src[2]->op != Ops::BARRIER && u.src[2]->op != Ops::ASYNC_COMMIT)
+      fail(pos, "has a third source that is not a BARRIER or ASYNC_COMMIT");
     if (u.src[0]->op != Ops::DEFINE_GLOBAL && u.src[0]->op != Ops::DEFINE_LOCAL)
       fail(pos, "must address a DEFINE_GLOBAL or DEFINE_LOCAL");
     need_int(1, "index");

@@ -1,5 +1,5 @@
-// Shared-memory staging of tensor-core operands: see tc_staging.h.
-#include "codegen/tc_staging.h"
+// Shared-memory staging of a reduce's operands: see staging.h.
+#include "codegen/staging.h"
 
 #include <algorithm>
 
@@ -9,10 +9,12 @@
 namespace tg {
 namespace {
 
-// TC_STAGES: stages of the shared-memory ring (0: no staging; default: see plan).
+// STAGES: stages of the shared-memory ring (0: no staging; default: see plan). TC_STAGES, for tensor-core
+// kernels only, wins over it.
+ContextVar STAGES("STAGES", -1);
 ContextVar TC_STAGES("TC_STAGES", -1);
 
-constexpr int64_t kVec = 8;  // elements of one 16-byte copy, and of one LDMATRIX row
+constexpr int64_t kLdmatrixRow = 8;  // 16-bit elements of one LDMATRIX row (16 bytes)
 
 bool is_tile_dim(AxisKind kind) { return kind == AxisKind::LOCAL || kind == AxisKind::UPCAST || kind == AxisKind::UNROLL; }
 
@@ -20,7 +22,7 @@ UOpPtr ci(int64_t v, DType dt) { return UOp::const_int(v, dt); }
 
 }  // namespace
 
-std::optional<TcStaging::Layout> TcStaging::layout(const Kernel& k, size_t view) {
+std::optional<Staging::Layout> Staging::layout(const Kernel& k, size_t view, int64_t vec, bool ldmatrix) {
   const ShapeTracker& st = k.sts()[view];
   if (st.views.size() != 1 || st.views[0].mask) return std::nullopt;
   const View& v = st.views[0];
@@ -30,24 +32,24 @@ std::optional<TcStaging::Layout> TcStaging::layout(const Kernel& k, size_t view)
     const int64_t s = fs[size_t(d)] == 1 ? 0 : v.strides[size_t(d)];
     if (s == 0) continue;
     if (!is_tile_dim(k.kinds()[size_t(d)])) {
-      if (s % kVec != 0) return std::nullopt;  // a loop moves the tile by whole 16-byte units
+      if (s % vec != 0) return std::nullopt;  // a loop moves the tile by whole 16-byte units
       continue;
     }
     if (s < 0) return std::nullopt;
     L.dims.push_back(d);
   }
-  if (v.offset % kVec != 0) return std::nullopt;
+  if (v.offset % vec != 0) return std::nullopt;
   auto stride = [&](int d) { return v.strides[size_t(d)]; };
   std::sort(L.dims.begin(), L.dims.end(), [&](int a, int b) { return stride(a) > stride(b); });
   // the run: the innermost dims, each stepping over all the ones inside it
   L.run = 1;
   size_t c = L.dims.size();
   while (c > 0 && stride(L.dims[c - 1]) == L.run) L.run *= fs[size_t(L.dims[--c])];
-  if (L.run % kVec != 0) return std::nullopt;
+  if (L.run % vec != 0) return std::nullopt;
   for (size_t i = 0; i < c; i++)
-    if (stride(L.dims[i]) % kVec != 0) return std::nullopt;
+    if (stride(L.dims[i]) % vec != 0) return std::nullopt;
   // rows of an odd number of 16-byte units: 8 consecutive rows start in 8 different groups of 4 banks
-  const int64_t pitch = (L.run / kVec) % 2 == 1 ? L.run : L.run + kVec;
+  const int64_t pitch = (L.run / vec) % 2 == 1 ? L.run : L.run + vec;
   L.sstride.assign(L.dims.size(), 0);
   int64_t inner = 1;
   for (size_t i = L.dims.size(); i-- > c;) L.sstride[i] = inner, inner *= fs[size_t(L.dims[i])];
@@ -55,6 +57,7 @@ std::optional<TcStaging::Layout> TcStaging::layout(const Kernel& k, size_t view)
   for (size_t i = c; i-- > 0;) L.sstride[i] = pitch * rows, rows *= fs[size_t(L.dims[i])];
   L.stage = rows * pitch;
   L.box = rows * L.run;
+  if (!ldmatrix) return L;
   // LDMATRIX: row pairs need (t, K_LO) as the row's first 8 elements; column pairs need g contiguous.
   auto sstride_of = [&](TcRole role) -> int64_t {
     const int d = k.dim_of(role);
@@ -68,38 +71,45 @@ std::optional<TcStaging::Layout> TcStaging::layout(const Kernel& k, size_t view)
   return L;
 }
 
-std::optional<TcStaging> TcStaging::plan(const TcStagingInput& in) {
+std::optional<Staging> Staging::plan(const StagingInput& in) {
   const Kernel& k = in.k;
   const Renderer& ren = k.renderer();
-  if (TC_STAGES == 0 || !ren.async_copies() || !k.tensor_core() || !in.reduce_range) return std::nullopt;
-  if (k.tensor_core()->tc.in.itemsize() != 2) return std::nullopt;
+  const bool tc = k.tensor_core().has_value();
+  const int64_t knob = tc && TC_STAGES >= 0 ? int64_t(TC_STAGES) : int64_t(STAGES);
+  if (knob == 0 || !ren.async_copies() || !in.reduce_range || in.views.empty()) return std::nullopt;
+  if (tc && (k.tensor_core()->tc.in.itemsize() != 2 || in.views.size() != 2)) return std::nullopt;
   const UOpPtr& end = in.reduce_range->src.at(1);
   if (end->op != Ops::CONST) return std::nullopt;
   const int64_t steps = end->const_int_value();
-  TcStaging s;
-  const std::array<size_t, 2> views{k.tensor_core()->a, k.tensor_core()->b};
-  s.view_ = views;
-  for (int op = 0; op < 2; op++) {
-    auto L = layout(k, views[size_t(op)]);
-    if (!L || L->box % (kVec * k.local_size()) != 0) return std::nullopt;
-    s.layout_[size_t(op)] = *L;
+  Staging s;
+  s.view_ = in.views;
+  int64_t stage_bytes = 0;
+  for (size_t op = 0; op < in.views.size(); op++) {
+    const DType dt = in.bufs[op]->dtype.base().scalar_type();
+    const int64_t vec = 16 / dt.itemsize();
+    auto L = layout(k, in.views[op], vec, tc);
+    if (!L || 16 % dt.itemsize() != 0 || L->box % (vec * k.local_size()) != 0) return std::nullopt;
+    s.layout_.push_back(*L);
+    s.vec_.push_back(vec);
+    stage_bytes += L->stage * dt.itemsize();
   }
-  const int64_t stage_bytes = (s.layout_[0].stage + s.layout_[1].stage) * 2;
   // as many stages as leave room for two workgroups per multiprocessor (one more hides a barrier), at most 4
   // (H100, fp16 4096^3, 128 x 128 blocks with K steps of 64: 3 stages 290 TFLOPS, 4 stages (one block) 273)
-  s.stages_ = TC_STAGES > 0 ? int(TC_STAGES) : int(std::min<int64_t>(4, ren.shared_memory() / 2 / stage_bytes));
+  s.stages_ = knob > 0 ? int(knob) : int(std::min<int64_t>(4, ren.shared_memory() / 2 / stage_bytes));
   if (s.stages_ < 2 || s.stages_ * stage_bytes > ren.shared_memory()) return std::nullopt;
 
-  const DType idt = in.reduce_range->dtype, elem = k.tensor_core()->tc.in;
-  for (int op = 0; op < 2; op++)
-    s.smem_[size_t(op)] = UOp::make(Ops::DEFINE_LOCAL, elem.pointer(true), {},
-                                    NamedRange{op == 0 ? "tc_a" : "tc_b", 0, s.stages_ * s.layout_[size_t(op)].stage - 1});
+  const DType idt = in.reduce_range->dtype;
+  for (size_t op = 0; op < in.views.size(); op++) {
+    const std::string name = tc ? (op == 0 ? "tc_a" : "tc_b") : "tile" + std::to_string(op);
+    s.smem_.push_back(UOp::make(Ops::DEFINE_LOCAL, in.bufs[op]->dtype.base().scalar_type().pointer(true), {},
+                                NamedRange{name, 0, s.stages_ * s.layout_[op].stage - 1}));
+  }
   // before the loop: steps 0 .. S-2, one group each
   UOpPtr commit;
   for (int64_t st = 0; st + 1 < s.stages_; st++) {
     const UOpPtr gate = UOp::const_(dtypes::bool_, st < steps);
     std::vector<UOpPtr> group;
-    for (int op = 0; op < 2; op++) {
+    for (size_t op = 0; op < in.views.size(); op++) {
       auto c = s.copies(in, op, ci(st, idt), ci(st, idt), gate, commit);  // after the previous group's commit
       group.insert(group.end(), c.begin(), c.end());
     }
@@ -112,11 +122,16 @@ std::optional<TcStaging> TcStaging::plan(const TcStagingInput& in) {
   const UOpPtr next = r + ci(s.stages_ - 1, idt);
   const UOpPtr gate = simplify(lt(next, steps));
   std::vector<UOpPtr> group;
-  for (int op = 0; op < 2; op++) {
+  for (size_t op = 0; op < in.views.size(); op++) {
     auto c = s.copies(in, op, simplify(mod(next, s.stages_)), next, gate, barrier);
     group.insert(group.end(), c.begin(), c.end());
   }
   UOpPtr loop_commit = UOp::make(Ops::ASYNC_COMMIT, dtypes::void_, std::move(group));
+  s.after_ = loop_commit;
+  if (!tc) {
+    for (size_t op = 0; op < in.views.size(); op++) s.index_.push_back(s.stage_index(in, op));
+    return s;
+  }
   // B's pair dim: its innermost (smallest stride) upcast dim that is not the tensor core's, of even size
   const Layout& lb = s.layout_[1];
   for (size_t i = lb.dims.size(); i-- > 0;) {
@@ -133,10 +148,11 @@ std::optional<TcStaging> TcStaging::plan(const TcStagingInput& in) {
 
 // The copies of one step of operand `op`'s tile into stage `slot`: thread tid copies 16-byte units tid, tid + T,
 // ... (T threads), unit u being elements 8u .. 8u+7 of the tile in its dims' order.
-std::vector<UOpPtr> TcStaging::copies(const TcStagingInput& in, int op, const UOpPtr& slot, const UOpPtr& step,
-                                      const UOpPtr& gate, const UOpPtr& after) const {
+std::vector<UOpPtr> Staging::copies(const StagingInput& in, size_t op, const UOpPtr& slot, const UOpPtr& step,
+                                    const UOpPtr& gate, const UOpPtr& after) const {
   const Kernel& k = in.k;
-  const Layout& L = layout_[size_t(op)];
+  const Layout& L = layout_[op];
+  const int64_t vec = vec_[op];
   const DType idt = in.reduce_range->dtype;
   const Shape& fs = k.full_shape();
   UOpPtr tid = ci(0, idt);
@@ -144,8 +160,8 @@ std::vector<UOpPtr> TcStaging::copies(const TcStagingInput& in, int op, const UO
     if (k.kinds()[d] == AxisKind::LOCAL) tid = tid * ci(fs[d], idt) + in.dims[d];
   const int64_t threads = k.local_size();
   std::vector<UOpPtr> out;
-  for (int64_t c = 0; c < L.box / (kVec * threads); c++) {
-    const UOpPtr e = (tid + ci(c * threads, idt)) * ci(kVec, idt);
+  for (int64_t c = 0; c < L.box / (vec * threads); c++) {
+    const UOpPtr e = (tid + ci(c * threads, idt)) * ci(vec, idt);
     // each dim's value: the tile's dims from the unit's element, the reduce loop at `step`, the rest as they are
     std::vector<UOpPtr> value(in.dims);
     UOpPtr sidx = slot * ci(L.stage, idt);
@@ -157,16 +173,16 @@ std::vector<UOpPtr> TcStaging::copies(const TcStagingInput& in, int op, const UO
       sidx = sidx + value[size_t(d)] * ci(L.sstride[i], idt);
     }
     // the view is one unmasked View: its index is offset + sum of value * stride
-    const View& v = k.sts()[view_[size_t(op)]].views[0];
+    const View& v = k.sts()[view_[op]].views[0];
     UOpPtr gidx = ci(v.offset, idt);
     for (size_t d = 0; d < fs.size(); d++) {
       if (fs[d] == 1 || v.strides[d] == 0) continue;
       const UOpPtr& x = in.dims[d] == in.reduce_range ? step : value[d];
       gidx = gidx + x * ci(v.strides[d], idt);
     }
-    std::vector<UOpPtr> src{smem_[size_t(op)], simplify(sidx), in.buf[size_t(op)], simplify(gidx), gate};
+    std::vector<UOpPtr> src{smem_[op], simplify(sidx), in.bufs[op], simplify(gidx), gate};
     if (after) src.push_back(after);
-    out.push_back(UOp::make(Ops::CP_ASYNC, dtypes::void_, std::move(src), kVec));
+    out.push_back(UOp::make(Ops::CP_ASYNC, dtypes::void_, std::move(src), vec));
   }
   return out;
 }
@@ -174,7 +190,22 @@ std::vector<UOpPtr> TcStaging::copies(const TcStagingInput& in, int op, const UO
 // One LDMATRIX for operand `op`'s fragment: x4 for A (matrix j = 2 K_HI + M_HI), x2 for B (matrix j = K_HI).
 // Lane l = 4g + t gives row l % 8 of matrix l / 8: with row pairs that row is g (its 8 elements are (t, K_LO)),
 // with column pairs it is (t, K_LO) = (r / 2, r % 2) (its 8 elements are g).
-std::vector<UOpPtr> TcStaging::fragment(const TcStagingInput& in, int op, const UOpPtr& commit) const {
+// Operand op's element in the current step's stage: stage r % S, each tile dim at its shared stride.
+UOpPtr Staging::stage_index(const StagingInput& in, size_t op) const {
+  const Layout& L = layout_[op];
+  const DType idt = in.reduce_range->dtype;
+  UOpPtr idx = mod(in.reduce_range, ci(stages_, idt)) * ci(L.stage, idt);
+  for (size_t i = 0; i < L.dims.size(); i++) idx = idx + in.dims[size_t(L.dims[i])] * ci(L.sstride[i], idt);
+  return idx;
+}
+
+int Staging::operand_of(size_t view) const {
+  for (size_t i = 0; i < view_.size(); i++)
+    if (view_[i] == view) return int(i);
+  return -1;
+}
+
+std::vector<UOpPtr> Staging::fragment(const StagingInput& in, int op, const UOpPtr& commit) const {
   const Kernel& k = in.k;
   const Layout& L = layout_[size_t(op)];
   const DType idt = in.reduce_range->dtype;
@@ -199,9 +230,7 @@ std::vector<UOpPtr> TcStaging::fragment(const TcStagingInput& in, int op, const 
     set(TcRole::LANE_T, ci(0, idt));
     set(TcRole::K_LO, ci(0, idt));
   }
-  UOpPtr addr = mod(in.reduce_range, ci(stages_, idt)) * ci(L.stage, idt);
-  for (size_t i = 0; i < L.dims.size(); i++) addr = addr + in.dims[size_t(L.dims[i])] * ci(L.sstride[i], idt);
-  addr = simplify(substitute(addr, [&](const UOp* u) -> UOpPtr {
+  UOpPtr addr = simplify(substitute(stage_index(in, size_t(op)), [&](const UOp* u) -> UOpPtr {
     auto it = value.find(u);
     return it == value.end() ? nullptr : it->second;
   }));

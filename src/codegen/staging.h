@@ -1,12 +1,13 @@
 #pragma once
-// Shared-memory staging of a tensor core's operands (GPU renderers with async_copies()).
+// Shared-memory staging of a reduce's operands (GPU renderers with async_copies()): the A and B of a tensor
+// core, or the loads of a matmul-shaped reduce that threads of a workgroup share.
 //
-// Without it every lane reads its A and B registers straight from global memory, 2 bytes at a time. With it,
-// each reduce step's tile of A and of B (the elements the workgroup's warps read in one iteration of the reduce
-// loop) is copied to shared memory by the whole workgroup, 16 bytes per thread and copy (cp.async, which does
-// not wait for the data), S steps ahead of its use: a ring of S stages per operand. The warps then load their
-// registers from shared memory with LDMATRIX, one instruction for a whole A fragment (8 registers) or B
-// fragment (4).
+// Without it every thread reads its operands straight from global memory. With it, each reduce step's tile of
+// an operand (the elements the workgroup reads in one iteration of the reduce loop) is copied to shared memory
+// by the whole workgroup, 16 bytes per thread and copy (cp.async, which does not wait for the data), S steps
+// ahead of its use: a ring of S stages per operand. The threads then read their values from shared memory: a
+// tensor core's warps with LDMATRIX, one instruction for a whole A fragment (8 registers) or two B fragments,
+// other kernels with plain loads (the lowerer's, vectorized where they are contiguous).
 //
 //   before the loop:  copy steps 0 .. S-2 into stages 0 .. S-2, one commit each
 //   each step r:      wait until step r has landed (at most S-2 groups in flight); BARRIER (everyone's copies
@@ -19,7 +20,7 @@
 // their pitch is an odd multiple of 16 bytes (the 8 rows an LDMATRIX reads hit 8 different bank groups).
 // LDMATRIX reads row pairs (K contiguous, as A of a row-major x or B of x @ w.T) or, with .trans, column pairs
 // (M or N contiguous, as B of a row-major w). An operand whose view is masked, stacked, not 16-byte aligned
-// or whose tile does not split into 16-byte copies over the workgroup is not staged (nor is the other one).
+// or whose tile does not split into 16-byte copies over the workgroup is not staged (nor are the others).
 #include <array>
 #include <optional>
 #include <vector>
@@ -29,18 +30,27 @@
 
 namespace tg {
 
-// What the lowerer knows about the kernel's dims.
-struct TcStagingInput {
+// What the lowerer knows about the kernel's dims, and the operands to stage.
+struct StagingInput {
   const Kernel& k;
   const std::vector<UOpPtr>& dims;  // per dim of the full shape: SPECIAL, RANGE, or an upcast dim's placeholder
   UOpPtr reduce_range;              // the kernel's one reduce loop
-  std::array<UOpPtr, 2> buf;        // A's and B's DEFINE_GLOBAL
+  std::vector<size_t> views;        // the operands' views (Kernel::sts() indices); a tensor core's: A, B
+  std::vector<UOpPtr> bufs;         // their DEFINE_GLOBALs
 };
 
-class TcStaging {
+class Staging {
  public:
-  // The staging plan and its copies, or nullopt when the kernel cannot take one (or TC_STAGES=0).
-  static std::optional<TcStaging> plan(const TcStagingInput& in);
+  // The staging plan and its copies, or nullopt when the kernel cannot take one (or STAGES=0). With a tensor
+  // core, fragments come from LDMATRIX (regs); without, index() gives each operand's address in shared memory.
+  static std::optional<Staging> plan(const StagingInput& in);
+  // The shared buffer of operand i, and the index of its value in it as an expression of the kernel's dims (in
+  // the stage of the current reduce step), for loads that wait for `after()`.
+  const UOpPtr& buffer(size_t i) const { return smem_.at(i); }
+  const UOpPtr& index(size_t i) const { return index_.at(i); }
+  const UOpPtr& after() const { return after_; }
+  // The operand of a view, -1 when not staged.
+  int operand_of(size_t view) const;
 
   // An operand's registers for one tile (operand 0: A's 8, 1: B's 4), lanes of one LDMATRIX; they still hold
   // the placeholders of the upcast dims that are not the tensor core's (the lowerer substitutes them).
@@ -60,14 +70,17 @@ class TcStaging {
     int64_t box = 0;              // elements of the tile (rows x run)
     bool trans = false;           // LDMATRIX .trans: the lane dim g is contiguous in shared memory
   };
-  static std::optional<Layout> layout(const Kernel& k, size_t view);
-  std::vector<UOpPtr> copies(const TcStagingInput& in, int op, const UOpPtr& slot, const UOpPtr& step,
+  static std::optional<Layout> layout(const Kernel& k, size_t view, int64_t vec, bool ldmatrix);
+  std::vector<UOpPtr> copies(const StagingInput& in, size_t op, const UOpPtr& slot, const UOpPtr& step,
                              const UOpPtr& gate, const UOpPtr& after) const;
-  std::vector<UOpPtr> fragment(const TcStagingInput& in, int op, const UOpPtr& commit) const;
+  std::vector<UOpPtr> fragment(const StagingInput& in, int op, const UOpPtr& commit) const;
+  UOpPtr stage_index(const StagingInput& in, size_t op) const;
 
-  std::array<size_t, 2> view_{};  // A's and B's views (Kernel::sts() indices)
-  std::array<Layout, 2> layout_;
-  std::array<UOpPtr, 2> smem_;
+  std::vector<size_t> view_;  // per operand: its view (Kernel::sts() index)
+  std::vector<int64_t> vec_;  // per operand: elements of a 16-byte copy
+  std::vector<Layout> layout_;
+  std::vector<UOpPtr> smem_, index_;
+  UOpPtr after_;
   int stages_ = 0;
   int pair_dim_ = -1;
   std::array<std::vector<UOpPtr>, 2> regs_;

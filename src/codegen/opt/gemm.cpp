@@ -1,0 +1,79 @@
+// Register-tiled matmul for GPUs that stage operands through shared memory (codegen/staging.h), for kernels
+// without a tensor core (float32): each thread computes an um x un tile of outputs (un as float4 vectors),
+// lm x ln threads a block, the reduce loop steps uk along K, so one shared-memory stage holds uk columns of
+// A's block rows and uk rows of B's block columns.
+#include <cstdlib>
+#include <string>
+
+#include "codegen/kernel.h"
+#include "helpers/env.h"
+#include "tg/error.h"
+
+namespace tg {
+namespace {
+
+// GEMM_TILE=um,un,lm,ln,uk, for tuning; the default is the measured best.
+struct GemmTile {
+  int upcast_m = 8, upcast_n = 8, locals_m = 16, locals_n = 16, unroll_k = 8;
+};
+
+GemmTile gemm_tile() {
+  GemmTile t;
+  const std::string s = getenv_str("GEMM_TILE");
+  if (s.empty()) return t;
+  int v[5] = {t.upcast_m, t.upcast_n, t.locals_m, t.locals_n, t.unroll_k};
+  size_t pos = 0;
+  for (int i = 0; i < 5; i++) {
+    size_t end = s.find(',', pos);
+    std::string part = s.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+    char* rest = nullptr;
+    long x = std::strtol(part.c_str(), &rest, 10);
+    if (part.empty() || *rest != '\0' || x < 1 || x > 256)
+      throw Error("GEMM_TILE=" + s + ": expected 5 comma-separated numbers 1..256 (um,un,lm,ln,uk)");
+    v[i] = int(x);
+    if (end == std::string::npos) break;
+    pos = end + 1;
+  }
+  return {v[0], v[1], v[2], v[3], v[4]};
+}
+
+const UOp* strip_cast(const UOp* u) { return u->op == Ops::CAST ? u->src.at(0).get() : u; }
+
+}  // namespace
+
+bool Kernel::gemm_opts(const std::function<bool(const Opt&)>& try_opt) {
+  if (!renderer_.has_local() || !renderer_.async_copies() || !reduce_ || reduce_->get<ReduceArg>().op != Ops::ADD)
+    return false;
+  const UOp* mul = strip_cast(reduce_->src.at(0).get());
+  if (mul->op != Ops::MUL || !mul->dtype.is_float()) return false;
+  const UOp *la = strip_cast(mul->src.at(0).get()), *lb = strip_cast(mul->src.at(1).get());
+  if (la->op != Ops::LOAD || lb->op != Ops::LOAD) return false;
+  auto view_index = [&](const UOp* load) {
+    return size_t(std::find(views_.begin(), views_.end(), load->src.at(1).get()) - views_.begin());
+  };
+  const size_t ia = view_index(la), ib = view_index(lb);
+  if (ia == ib || ia >= views_.size() || ib >= views_.size()) return false;
+  // one reduce dim, and output loops along M (B does not read them) and N (A does not)
+  if (first_upcast() - first_reduce() != 1 || kinds_[size_t(first_reduce())] != AxisKind::REDUCE) return false;
+  auto along = [&](size_t reads, size_t ignores) {
+    for (int d = first_reduce() - 1; d >= 0; d--)
+      if (kinds_[size_t(d)] == AxisKind::LOOP && last_view_stride(reads, d) > 0 && last_view_stride(ignores, d) == 0)
+        return d;
+    return -1;
+  };
+  auto m = [&] { return along(ia, ib); };
+  auto n = [&] { return along(ib, ia); };
+  const GemmTile t = gemm_tile();
+  const int64_t um = t.upcast_m, un = t.upcast_n, lm = t.locals_m, ln = t.locals_n, uk = t.unroll_k;
+  if (m() < 0 || n() < 0 || full_shape_[size_t(m())] % (um * lm) != 0 || full_shape_[size_t(n())] % (un * ln) != 0 ||
+      un % 4 != 0 || full_shape_[size_t(first_reduce())] % uk != 0 || full_shape_[size_t(first_reduce())] <= uk)
+    return false;
+  // (each opt moves the dims after the one it splits: look them up again)
+  bool ok = try_opt({OptOps::UPCAST, m(), int(um)}) && try_opt({OptOps::UPCAST, n(), 4}) &&
+            try_opt({OptOps::LOCAL, m(), int(lm)}) && try_opt({OptOps::LOCAL, n(), int(ln)}) &&
+            (un == 4 || try_opt({OptOps::UPCAST, n(), int(un / 4)})) && try_opt({OptOps::UNROLL, 0, int(uk)});
+  if (!ok) throw Error("gemm_opts: a tile opt did not apply to " + name());
+  return true;
+}
+
+}  // namespace tg
