@@ -42,6 +42,7 @@ namespace {
 
 class Linearizer {
  public:
+  explicit Linearizer(const LinearizeOptions& opts) : opts_(opts) {}
   std::vector<UOpPtr> run(const UOpPtr& sink) {
     topo_ = toposort(sink);
     for (size_t i = 0; i < topo_.size(); i++) order_[topo_[i]] = i;
@@ -87,6 +88,34 @@ class Linearizer {
   int64_t acc_count_ = 0;
   std::unordered_map<const UOp*, std::vector<UOpPtr>> wmma_c_;  // first WMMA of a folded chain -> its C (the accs)
   std::unordered_set<const UOp*> folded_;                        // REDUCEs whose value is assigned as it is
+  const LinearizeOptions opts_;
+  std::unordered_map<const UOp*, std::vector<const UOp*>> terms_;  // REDUCE -> the terms added one by one
+  std::unordered_set<const UOp*> tree_;                            // their sum trees' ADDs (never emitted)
+
+  // sequential_sums: a float ADD reduce's value, when it is a tree of single-use ADDs, is replaced by its terms
+  // (leaves, left to right), added to the accumulator one at a time.
+  void split_sum_trees(int gi, const std::unordered_map<const UOp*, int>& uses) {
+    for (const UOp* r : groups_[size_t(gi)].members) {
+      if (folded_.count(r) || r->get<int64_t>() != int64_t(Ops::ADD) || !r->dtype.is_float()) continue;
+      std::vector<const UOp*> terms, stack{r->src[0].get()}, inner;
+      while (!stack.empty()) {
+        const UOp* x = stack.back();
+        stack.pop_back();
+        bool sum = x->op == Ops::ADD && x->dtype == r->dtype && (x == r->src[0].get() || uses.at(x) == 1) &&
+                   nest_of(x) == gi;
+        if (!sum) {
+          terms.push_back(x);
+          continue;
+        }
+        inner.push_back(x);
+        stack.push_back(x->src[1].get());  // the left operand is taken first
+        stack.push_back(x->src[0].get());
+      }
+      if (inner.empty()) continue;
+      terms_[r] = std::move(terms);
+      tree_.insert(inner.begin(), inner.end());
+    }
+  }
 
   // The tensor-core chains of group gi whose 4 lanes are summed by 4 of its REDUCEs: the chain's first WMMA
   // gets the accumulators as C. Every intermediate lane must feed only the next WMMA of the chain.
@@ -229,17 +258,29 @@ class Linearizer {
       push(accs.back());
     }
     fold_wmma_chains(gi, accs);
+    if (opts_.sequential_sums) {
+      std::unordered_map<const UOp*, int> uses;
+      for (const UOp* u : topo_)
+        for (auto& s : u->src) uses[s.get()]++;
+      split_sum_trees(gi, uses);
+    }
     for (const UOp* rng : g.ranges) emit(rng);
     for (const UOp* v : topo_) {
-      if (map_.count(v) || v->op == Ops::RANGE || nest_of(v) != gi) continue;
+      if (map_.count(v) || v->op == Ops::RANGE || nest_of(v) != gi || tree_.count(v)) continue;
       if (v->op == Ops::REDUCE) throw Error("linearize: a REDUCE inside another REDUCE's loops");
       emit(v);
     }
     std::vector<UOpPtr> assigns;
     for (size_t m = 0; m < g.members.size(); m++) {
       const UOp* r = g.members[m];
-      UOpPtr update = map_.at(r->src[0].get());
-      if (!folded_.count(r)) update = UOp::make(static_cast<Ops>(r->get<int64_t>()), r->dtype, {accs[m], update});
+      UOpPtr update;
+      if (auto it = terms_.find(r); it != terms_.end()) {
+        update = accs[m];
+        for (const UOp* t : it->second) push(update = UOp::make(Ops::ADD, r->dtype, {update, map_.at(t)}));
+      } else {
+        update = map_.at(r->src[0].get());
+        if (!folded_.count(r)) update = UOp::make(static_cast<Ops>(r->get<int64_t>()), r->dtype, {accs[m], update});
+      }
       push(update);
       UOpPtr assign = UOp::make(Ops::ASSIGN, r->dtype, {accs[m], update});
       push(assign);
@@ -252,7 +293,7 @@ class Linearizer {
 
 }  // namespace
 
-std::vector<UOpPtr> linearize_kernel(const UOpPtr& sink) { return Linearizer().run(sink); }
+std::vector<UOpPtr> linearize_kernel(const UOpPtr& sink, const LinearizeOptions& opts) { return Linearizer(opts).run(sink); }
 
 int64_t estimate_flops(const std::vector<UOpPtr>& uops) {
   int64_t total = 0, mult = 1, outer = 1;

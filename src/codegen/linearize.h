@@ -11,7 +11,14 @@ namespace tg {
 // The value a reduce of `op` (ADD, MUL, MAX) starts from: 0, 1, or the lowest value of dt.
 UOpPtr reduce_identity(Ops op, DType dt);
 
-std::vector<UOpPtr> linearize_kernel(const UOpPtr& sink);
+struct LinearizeOptions {
+  // A float sum's update adds the unrolled terms to the accumulator one by one, acc = ((acc + x0) + x1) ...,
+  // instead of adding their balanced tree once: each term is then one fused multiply-add (GPUs; the CPU keeps
+  // the tree, whose independent adds its vector units overlap).
+  bool sequential_sums = false;
+};
+
+std::vector<UOpPtr> linearize_kernel(const UOpPtr& sink, const LinearizeOptions& opts = {});
 // FLOPs of one run: each ALU node counted once per iteration of the loops around it.
 int64_t estimate_flops(const std::vector<UOpPtr>& uops);
 

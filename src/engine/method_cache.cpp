@@ -61,7 +61,7 @@ std::unique_ptr<CompiledRunner> compile_runner(const std::string& device, const 
   }
   if (DEBUG >= 5) std::printf("%s\n", ast->repr().c_str());
   UOpPtr lowered = lower_kernel(k);
-  spec.uops = linearize_kernel(lowered);
+  spec.uops = linearize_kernel(lowered, {.sequential_sums = dev.renderer().has_local()});
   if (DEBUG >= 6) print_uops(spec.uops);
   for (auto& u : spec.uops) {
     if (u->op == Ops::DEFINE_GLOBAL) spec.n_bufs = std::max<int>(spec.n_bufs, int(u->get<int64_t>()) + 1);

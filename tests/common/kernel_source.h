@@ -22,7 +22,7 @@ inline tg::UOpPtr last_ast(const tg::Tensor& t) {
 }
 
 inline std::string render(tg::Kernel& k, const tg::Renderer& r) {
-  return r.render(k.name(), tg::linearize_kernel(tg::lower_kernel(k)));
+  return r.render(k.name(), tg::linearize_kernel(tg::lower_kernel(k), {.sequential_sums = r.has_local()}));
 }
 
 inline bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
