@@ -39,7 +39,7 @@ TEST(Staging, Float32MatmulSourceStagesBothOperands) {
   EXPECT_TRUE(has(src, "cp.async.wait_group")) << src;
   EXPECT_TRUE(has(src, "(*((float4*)(tile1+")) << "B's row of 4 in one shared load:\n" << src;
   EXPECT_FALSE(has(src, "= data1[")) << "A comes from shared memory only:\n" << src;
-  EXPECT_EQ(k.local_size(), 256);
+  EXPECT_EQ(k.local_size(), 128);  // 8 x 16 threads (codegen/opt/gemm.cpp)
   {
     tg::Context off({{"STAGES", 0}});
     EXPECT_FALSE(has(render(k, cuda), "cp.async")) << "STAGES=0 reads global memory directly";

@@ -12,9 +12,10 @@
 namespace tg {
 namespace {
 
-// GEMM_TILE=um,un,lm,ln,uk, for tuning; the default is the measured best.
+// GEMM_TILE=um,un,lm,ln,uk, for tuning; the default is the measured best (H100, float32 4096^3, 2026-11-25:
+// 8,8,8,16,16 42.8 TFLOPS; 8,8,16,16,8 40.6; 16,8,8,16,8 40.7; 8,8,8,8,8 36.0; torch 50.5).
 struct GemmTile {
-  int upcast_m = 8, upcast_n = 8, locals_m = 16, locals_n = 16, unroll_k = 8;
+  int upcast_m = 8, upcast_n = 8, locals_m = 8, locals_n = 16, unroll_k = 16;
 };
 
 GemmTile gemm_tile() {
