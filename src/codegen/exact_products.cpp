@@ -29,6 +29,6 @@ const PatternMatcher& pm_exact_products() {
 
 }  // namespace
 
-UOpPtr exact_products(const UOpPtr& ast) { return graph_rewrite(ast, pm_exact_products()); }
+UOpPtr exact_products(const UOpPtr& ast) { return graph_rewrite("exact_products", ast, pm_exact_products()); }
 
 }  // namespace tg

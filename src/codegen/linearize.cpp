@@ -21,6 +21,7 @@
 #include <unordered_set>
 
 #include "tg/error.h"
+#include "uop/pass_log.h"
 
 namespace tg {
 
@@ -293,7 +294,12 @@ class Linearizer {
 
 }  // namespace
 
-std::vector<UOpPtr> linearize_kernel(const UOpPtr& sink, const LinearizeOptions& opts) { return Linearizer(opts).run(sink); }
+std::vector<UOpPtr> linearize_kernel(const UOpPtr& sink, const LinearizeOptions& opts) {
+  ScopedPass pass("linearize");
+  std::vector<UOpPtr> out = Linearizer(opts).run(sink);
+  pass.set(-1, int64_t(out.size()));
+  return out;
+}
 
 int64_t estimate_flops(const std::vector<UOpPtr>& uops) {
   int64_t total = 0, mult = 1, outer = 1;

@@ -24,6 +24,8 @@
 #include "shape/indexing.h"
 #include "tg/error.h"
 #include "uop/decompositions.h"
+#include "uop/pass_log.h"
+#include "uop/pattern.h"
 #include "uop/symbolic.h"
 #include "uop/symbolic_linear.h"
 
@@ -163,7 +165,7 @@ class Lowerer {
     // so the kernel's signature always matches the schedule item's buffers.
     for (const UOp* u : toposort(ast))
       if (u->op == Ops::DEFINE_GLOBAL) stores.push_back(u->ptr());
-    return simplify(UOp::make(Ops::SINK, dtypes::void_, std::move(stores)));
+    return graph_rewrite("symbolic", UOp::make(Ops::SINK, dtypes::void_, std::move(stores)), symbolic());
   }
 
  private:
@@ -668,7 +670,10 @@ class Lowerer {
 
 UOpPtr lower_kernel(const Kernel& k) {
   UOpPtr ast = decompositions(exact_products(k.optimized_ast()));
-  return Lowerer(k, ast).lower(ast);
+  ScopedPass pass("lower");
+  UOpPtr out = Lowerer(k, ast).lower(ast);
+  pass.set(-1, int64_t(toposort(out).size()));
+  return out;
 }
 
 }  // namespace tg

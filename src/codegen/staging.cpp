@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "tg/context.h"
+#include "uop/pass_log.h"
 #include "uop/symbolic.h"
 
 namespace tg {
@@ -72,6 +73,7 @@ std::optional<Staging::Layout> Staging::layout(const Kernel& k, size_t view, int
 }
 
 std::optional<Staging> Staging::plan(const StagingInput& in) {
+  ScopedPass pass("staging");
   const Kernel& k = in.k;
   const Renderer& ren = k.renderer();
   const bool tc = k.tensor_core().has_value();

@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <tuple>
 
 #include "codegen/kernel.h"
@@ -10,6 +11,7 @@
 #include "engine/method_cache.h"
 #include "engine/realize.h"
 #include "tg/context.h"
+#include "uop/pass_log.h"
 
 namespace tg {
 namespace {
@@ -60,8 +62,14 @@ std::unique_ptr<CompiledRunner> compile_runner(const std::string& device, const 
     if (k.applied_opts().empty()) std::printf("(no opts) %s\n", spec.name.c_str());
   }
   if (DEBUG >= 5) std::printf("%s\n", ast->repr().c_str());
-  UOpPtr lowered = lower_kernel(k);
-  spec.uops = linearize_kernel(lowered, {.sequential_sums = dev.renderer().has_local()});
+  {
+    // DEBUG>=4: the passes the kernel went through, with their rewrites, nodes and time
+    std::optional<PassLog> passes;
+    if (DEBUG >= 4) passes.emplace();
+    UOpPtr lowered = lower_kernel(k);
+    spec.uops = linearize_kernel(lowered, {.sequential_sums = dev.renderer().has_local()});
+    if (passes) std::printf("passes of %s:\n%s", spec.name.c_str(), passes->str().c_str());
+  }
   if (DEBUG >= 6) print_uops(spec.uops);
   for (auto& u : spec.uops) {
     if (u->op == Ops::DEFINE_GLOBAL) spec.n_bufs = std::max<int>(spec.n_bufs, int(u->get<int64_t>()) + 1);

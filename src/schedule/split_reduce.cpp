@@ -72,7 +72,7 @@ const PatternMatcher& pm_split_reduceop() {
 
 UOpPtr split_reduces(const UOpPtr& sink) {
   if (SPLIT_REDUCEOP <= 0) return sink;
-  return graph_rewrite(sink, pm_split_reduceop());
+  return graph_rewrite("split_reduceop", sink, pm_split_reduceop());
 }
 
 }  // namespace tg

@@ -42,9 +42,8 @@ const UOpPtr& fired() {
   return sentinel;
 }
 
-std::pair<UPat, RewriteFn> rule(Ops op, Rule fn) {
-  return {UPat::ops_of({op}, "ret"), [fn](const Captures&, void* ctx) -> UOpPtr {
-            auto& c = *static_cast<GradCtx*>(ctx);
+std::pair<UPat, TypedMatcher<GradCtx>::Fn> rule(Ops op, Rule fn) {
+  return {UPat::ops_of({op}, "ret"), [fn](const Captures&, GradCtx& c) -> UOpPtr {
             c.out = fn(c);
             return fired();
           }};
@@ -152,8 +151,8 @@ Grads view_grad(const GradCtx& c) {
               " (build movement ops with movement_uop so autograd sees them)");
 }
 
-const PatternMatcher& pm_gradient() {
-  static const PatternMatcher pm({
+const TypedMatcher<GradCtx>& pm_gradient() {
+  static const TypedMatcher<GradCtx> pm({
       // arithmetic
       rule(Ops::ADD, [](const GradCtx& c) -> Grads { return {c.grad, c.grad}; }),
       rule(Ops::MUL, [](const GradCtx& c) -> Grads { return {c.grad * c.src(1), c.grad * c.src(0)}; }),
@@ -264,7 +263,7 @@ std::vector<std::optional<Tensor>> compute_gradient(const Tensor& root, const Te
   // Walk users before sources; gradients of several users of one node add up.
   std::unordered_map<const UOp*, Tensor> grads;
   grads.emplace(root_uop.get(), root_grad);
-  const PatternMatcher& pm = pm_gradient();
+  const TypedMatcher<GradCtx>& pm = pm_gradient();
   for (auto it = topo.rbegin(); it != topo.rend(); ++it) {
     const UOp* u = *it;
     auto found = grads.find(u);
@@ -276,7 +275,7 @@ std::vector<std::optional<Tensor>> compute_gradient(const Tensor& root, const Te
     for (auto& s : u->src) any_src = any_src || on_path[s.get()];
     if (!any_src) continue;
     GradCtx ctx{u, g, &devices, {}};
-    if (!pm.rewrite(u->ptr(), &ctx))
+    if (!pm.rewrite(u->ptr(), ctx))
       throw Error(std::string("gradient: no gradient rule for ") + op_name(u->op));
     for (size_t i = 0; i < u->src.size() && i < ctx.out.size(); i++) {
       const UOp* s = u->src[i].get();

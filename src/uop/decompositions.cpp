@@ -77,6 +77,6 @@ const PatternMatcher& pm_decompositions() {
 
 }  // namespace
 
-UOpPtr decompositions(const UOpPtr& ast) { return graph_rewrite(ast, pm_decompositions()); }
+UOpPtr decompositions(const UOpPtr& ast) { return graph_rewrite("decompositions", ast, pm_decompositions()); }
 
 }  // namespace tg

@@ -1,10 +1,13 @@
 // UPat matching, the op-indexed PatternMatcher, and the iterative graph_rewrite.
 #include "uop/pattern.h"
 
+#include "uop/pass_log.h"
+
 #include <algorithm>
 #include <unordered_map>
 
 #include "tg/error.h"
+#include "uop/pass_log.h"
 
 namespace tg {
 
@@ -155,6 +158,7 @@ struct Rewriter {
   const PatternMatcher& pm;
   void* ctx;
   bool bottom_up;
+  int64_t rewrites = 0;
   std::unordered_map<const UOp*, UOpPtr> done;  // node -> its final rewrite
   std::vector<UOpPtr> keep;                      // keys stay alive so addresses are not reused
 
@@ -199,6 +203,7 @@ struct Rewriter {
         UOpPtr r = bottom_up ? nullptr : pm.rewrite(n, ctx);
         if (!r && n != f.node && bottom_up) r = pm.rewrite(n, ctx);
         if (r) {
+          rewrites++;
           stack.push_back({f.node, 2, r});
           if (!done.count(r.get())) stack.push_back({r, 0, nullptr});
         } else {
@@ -214,8 +219,20 @@ struct Rewriter {
 };
 }  // namespace
 
-UOpPtr graph_rewrite(const UOpPtr& sink, const PatternMatcher& pm, void* ctx, bool bottom_up) {
-  return Rewriter{pm, ctx, bottom_up, {}, {}}.run(sink);
+UOpPtr graph_rewrite(const UOpPtr& sink, const PatternMatcher& pm, void* ctx, bool bottom_up, int64_t* rewrites) {
+  Rewriter rw{pm, ctx, bottom_up, 0, {}, {}};
+  UOpPtr out = rw.run(sink);
+  if (rewrites) *rewrites = rw.rewrites;
+  return out;
+}
+
+UOpPtr graph_rewrite(const std::string& name, const UOpPtr& sink, const PatternMatcher& pm, void* ctx, bool bottom_up) {
+  if (!PassLog::current()) return graph_rewrite(sink, pm, ctx, bottom_up);
+  ScopedPass pass(name);
+  int64_t n = 0;
+  UOpPtr out = graph_rewrite(sink, pm, ctx, bottom_up, &n);
+  pass.set(n, int64_t(toposort(out).size()));
+  return out;
 }
 
 }  // namespace tg

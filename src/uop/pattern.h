@@ -86,8 +86,38 @@ class PatternMatcher {
 };
 
 // Rewrite every node below (and including) sink to a fixed point. bottom_up=true tries the rules on a
-// node before its sources (tinygrad's bottom_up); the default rewrites sources first.
-UOpPtr graph_rewrite(const UOpPtr& sink, const PatternMatcher& pm, void* ctx = nullptr, bool bottom_up = false);
+// node before its sources (tinygrad's bottom_up); the default rewrites sources first. `rewrites`, when given,
+// counts the rules that fired.
+UOpPtr graph_rewrite(const UOpPtr& sink, const PatternMatcher& pm, void* ctx = nullptr, bool bottom_up = false,
+                     int64_t* rewrites = nullptr);
+// A named pass: the same, recorded (rewrites, nodes, time) in the thread's open PassLog (uop/pass_log.h).
+UOpPtr graph_rewrite(const std::string& name, const UOpPtr& sink, const PatternMatcher& pm, void* ctx = nullptr,
+                     bool bottom_up = false);
+
+// Rules of a pass with state: the state is a Ctx& (not a void*) in each rule, and graph_rewrite takes the
+// TypedMatcher<Ctx> only with a Ctx, so a pass cannot be run with another pass's context.
+template <class Ctx>
+class TypedMatcher {
+ public:
+  using Fn = std::function<UOpPtr(const Captures&, Ctx&)>;
+  TypedMatcher(std::vector<std::pair<UPat, Fn>> rules) {
+    std::vector<std::pair<UPat, RewriteFn>> erased;
+    for (auto& [pat, fn] : rules)
+      erased.emplace_back(std::move(pat), [f = std::move(fn)](const Captures& m, void* ctx) { return f(m, *static_cast<Ctx*>(ctx)); });
+    pm_ = PatternMatcher(std::move(erased));
+  }
+  const PatternMatcher& untyped() const { return pm_; }
+  UOpPtr rewrite(const UOpPtr& u, Ctx& ctx) const { return pm_.rewrite(u, &ctx); }
+
+ private:
+  PatternMatcher pm_;
+};
+
+template <class Ctx>
+UOpPtr graph_rewrite(const std::string& name, const UOpPtr& sink, const TypedMatcher<Ctx>& pm, Ctx& ctx,
+                     bool bottom_up = false) {
+  return graph_rewrite(name, sink, pm.untyped(), &ctx, bottom_up);
+}
 
 // Does `pat` match `u`? Captures are added to `caps` on success.
 bool upat_match(const UPat& pat, const UOpPtr& u, Captures& caps);
