@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <random>
 
 #include "codegen/kernel.h"
 #include "renderer/cuda.h"
@@ -72,6 +73,38 @@ TEST(Staging, Float32MatmulValues) {
         for (int64_t l = 0; l < c.k; l++) s += double(av[size_t(i * c.k + l)]) * bv[size_t(l * c.n + j)];
         ASSERT_NEAR(got[size_t(i * c.n + j)], std::max(s, 0.0), 1e-5)
             << c.m << "x" << c.k << "x" << c.n << (c.ta ? " A^T" : "") << (c.tb ? " B^T" : "") << " at " << i << "," << j;
+      }
+  }
+}
+
+// Random shapes, some the tiles divide (staged) and some not, float32 and float16, either operand transposed:
+// every result against a float64 reference (float16 inputs are small integers, so those sums are exact).
+TEST(Staging, RandomShapesAgainstReference) {
+  std::mt19937 rng(20261125);
+  auto pick = [&](std::initializer_list<int64_t> v) { return *(v.begin() + rng() % v.size()); };
+  for (int iter = 0; iter < 10; iter++) {
+    const int64_t m = pick({64, 128, 256, 80, 16}), k = pick({16, 32, 48, 96, 40}), n = pick({128, 256, 64, 24});
+    const bool half = rng() % 2, ta = rng() % 2, tb = rng() % 2;
+    std::vector<float> av(size_t(m * k)), bv(size_t(k * n));
+    for (auto& x : av) x = half ? float(int(rng() % 7) - 3) : float(rng() % 2001) / 1000.f - 1.f;
+    for (auto& x : bv) x = half ? float(int(rng() % 7) - 3) : float(rng() % 2001) / 1000.f - 1.f;
+    std::vector<float> as(av.size()), bs(bv.size());
+    for (int64_t i = 0; i < m; i++)
+      for (int64_t l = 0; l < k; l++) as[size_t(ta ? l * m + i : i * k + l)] = av[size_t(i * k + l)];
+    for (int64_t l = 0; l < k; l++)
+      for (int64_t j = 0; j < n; j++) bs[size_t(tb ? j * k + l : l * n + j)] = bv[size_t(l * n + j)];
+    tg::DType dt = half ? tg::dtypes::float16 : tg::dtypes::float32;
+    Tensor x = ta ? Tensor(as, {k, m}).cast(dt).T() : Tensor(as, {m, k}).cast(dt);
+    Tensor w = tb ? Tensor(bs, {n, k}).cast(dt).T() : Tensor(bs, {k, n}).cast(dt);
+    std::vector<float> got = x.matmul(w).cast(tg::dtypes::float32).tolist<float>();  // half sums stay below 2048: exact
+    ASSERT_EQ(got.size(), size_t(m * n));
+    for (int64_t i = 0; i < m; i++)
+      for (int64_t j = 0; j < n; j++) {
+        double s = 0;
+        for (int64_t l = 0; l < k; l++) s += double(av[size_t(i * k + l)]) * bv[size_t(l * n + j)];
+        ASSERT_NEAR(got[size_t(i * n + j)], s, half ? 0.0 : 1e-4)
+            << (half ? "half " : "float ") << m << "x" << k << "x" << n << (ta ? " A^T" : "") << (tb ? " B^T" : "")
+            << " at " << i << "," << j;
       }
   }
 }
