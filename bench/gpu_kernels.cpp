@@ -1,4 +1,4 @@
-// GPU kernels against PyTorch on the same GPU, in one run: matmul (fp16, bf16, fp32 without tf32), add and
+// GPU kernels against PyTorch on the same GPU, in one run: matmul (fp16, bf16, fp32 without tf32), add (fp32, fp16) and
 // sum of 2^28 floats, softmax 8192^2, conv2d 3x3 fp16. Our figure is kernel time (CUDA events around each
 // kernel, PROFILE=1, summed over the kernels of the op), the median of `reps` runs on random data; torch's
 // comes from bench/gpu_kernels_torch.py (CUDA events too), run by this program when python3 has torch.
@@ -68,6 +68,12 @@ std::vector<Row> rows() {
           [big] {
             auto a = std::make_shared<Tensor>(randn({big}, tg::dtypes::float32));
             auto b = std::make_shared<Tensor>(randn({big}, tg::dtypes::float32));
+            return std::function<Tensor()>([a, b] { return *a + *b; });
+          }},
+      Row{"add 2^28 fp16", 3.0 * 2 * double(big), true,
+          [big] {
+            auto a = std::make_shared<Tensor>(randn({big}, tg::dtypes::float16));
+            auto b = std::make_shared<Tensor>(randn({big}, tg::dtypes::float16));
             return std::function<Tensor()>([a, b] { return *a + *b; });
           }},
       Row{"sum 2^28 fp32", 4.0 * double(big), true,

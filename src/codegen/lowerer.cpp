@@ -289,7 +289,7 @@ class Lowerer {
     return UOp::make(Ops::VECTORIZE, dt, std::move(l));
   }
   bool vec_ok(Ops op, DType dt) const {
-    return W_ > 1 && dt.count == 1 && !dt.ptr && ren_.vectorizes(op, dt) && ren_.vector_width_ok(int(W_));
+    return W_ > 1 && dt.count == 1 && !dt.ptr && ren_.vectorizes(op, dt) && ren_.vector_width_ok(int(W_), dt);
   }
 
   Val alu(Ops op, DType dt, const std::vector<Val>& srcs, const Arg& arg = {}) const {

@@ -671,7 +671,7 @@ std::string CStyleRenderer::render(const std::string& name, const std::vector<UO
         else if (u.op == Ops::VECTORIZE) e = render_vectorize(u.dtype, a, pre);
         else if (u.op == Ops::GEP && u.src[0]->op == Ops::LDMATRIX)
           e = render_ldmatrix_lane(a.at(0), u.get<int64_t>(), u.dtype);
-        else if (u.op == Ops::GEP) e = render_gep(a.at(0), u.get<int64_t>());
+        else if (u.op == Ops::GEP) e = render_gep(a.at(0), u.get<int64_t>(), u.src[0]->dtype);
         else e = render_alu(u, a, pre);
         // (a lane of an LDMATRIX is a cheap view of its registers, mostly read as registers by WMMAs)
         if (inlined[i] || uses[i] == 0 || (u.op == Ops::GEP && u.src[0]->op == Ops::LDMATRIX)) {

@@ -77,6 +77,8 @@ class CStyleRenderer : public Renderer {
   // ---- vectors ----
   virtual std::string render_vectorize(DType dt, const std::vector<std::string>& elems, Prelude& pre) const;
   virtual std::string render_gep(const std::string& vec, int64_t i) const;
+  // Lane i of a vector of vec_dtype as a value (the default: render_gep(vec, i)).
+  virtual std::string render_gep(const std::string& vec, int64_t i, DType vec_dtype) const { return render_gep(vec, i); }
 
   // ---- launch indices ----
   // A SPECIAL that is a kernel parameter (the CPU's core_id) rather than a computed index; such

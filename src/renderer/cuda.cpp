@@ -53,10 +53,12 @@ std::string CUDARenderer::render_define_local(const std::string& name, DType dt,
 
 bool CUDARenderer::supports(Ops op) const { return op != Ops::WMMA && CStyleRenderer::supports(op); }
 
-// float2/float4 loads and stores (one 8/16-byte access, aligned: see aligned_vectors); CUDA's vector
-// types have no arithmetic, so ALU ops and accumulators work lane by lane (.x .y .z .w).
+// float2/float4 and 16-bit float vectors (tg_half2/4/8, tg_bf16_2/4/8: one 4- to 16-byte access) for loads and
+// stores (aligned: see aligned_vectors); CUDA's vector types have no arithmetic, so ALU ops and accumulators
+// work lane by lane (.x .y .z .w, or .v[i] converted to float).
 bool CUDARenderer::vectorizes(Ops op, DType scalar) const {
-  return scalar == dtypes::float32 && (op == Ops::LOAD || op == Ops::STORE);
+  const bool wide = scalar == dtypes::float32 || scalar == dtypes::float16 || scalar == dtypes::bfloat16;
+  return wide && (op == Ops::LOAD || op == Ops::STORE);
 }
 
 std::string CUDARenderer::math_fn(const char* base, DType dt) const {
@@ -66,6 +68,8 @@ std::string CUDARenderer::math_fn(const char* base, DType dt) const {
 }
 
 std::string CUDARenderer::type_name(DType dt) const {
+  if (dt.count > 1 && is_16bit_float(dt) && (dt.count == 2 || dt.count == 4 || dt.count == 8))
+    return (is_half(dt) ? "tg_half" : "tg_bf16_") + std::to_string(dt.count);  // structs of the raw 16-bit values
   if (dt.count > 1 && (dt.is_bool() || is_16bit_float(dt)))
     throw Error("render: CUDA vectors of " + dt.scalar_type().repr() + " are not supported (devectorize them)");
   if (dt.count == 1 && is_16bit_float(dt)) return "float";  // values in registers; see buffer_type_name
@@ -135,21 +139,28 @@ std::string CUDARenderer::render_bitcast(DType to, DType from, const std::string
 }
 
 std::string CUDARenderer::render_load(const std::string& buf, const std::string& idx, DType dt, Prelude& pre) const {
+  if (dt.count > 1) return "(*((" + type_name(dt) + "*)(" + buf + "+" + idx + ")))";
   std::string e = buf + "[" + idx + "]";
   if (is_half(dt)) return "__half2float(" + e + ")";
   if (is_bf16(dt)) return "__bfloat162float(" + e + ")";
-  if (dt.count > 1) return "(*((" + type_name(dt) + "*)(" + buf + "+" + idx + ")))";
   return e;
 }
 
 std::string CUDARenderer::render_store(const std::string& buf, const std::string& idx, const std::string& value,
                                        DType dt, Prelude& pre) const {
+  if (dt.count > 1) return "*((" + type_name(dt) + "*)(" + buf + "+" + idx + ")) = " + strip_parens(value) + ";";
   if (is_half(dt)) return buf + "[" + idx + "] = __float2half_rn(" + strip_parens(value) + ");";
   if (is_bf16(dt)) return buf + "[" + idx + "] = __float2bfloat16_rn(" + strip_parens(value) + ");";
   return CStyleRenderer::render_store(buf, idx, value, dt, pre);
 }
 
 std::string CUDARenderer::render_vectorize(DType dt, const std::vector<std::string>& elems, Prelude& pre) const {
+  if (is_16bit_float(dt)) {  // lanes are float registers: rounded once, into the struct's 16-bit values
+    std::string s = type_name(dt) + "{{";
+    for (size_t i = 0; i < elems.size(); i++)
+      s += (i ? "," : "") + std::string(is_half(dt) ? "__float2half_rn(" : "__float2bfloat16_rn(") + strip_parens(elems[i]) + ")";
+    return s + "}}";
+  }
   std::string s = "make_" + type_name(dt) + "(";
   for (size_t i = 0; i < elems.size(); i++) s += (i ? "," : "") + elems[i];
   return s + ")";
@@ -234,6 +245,11 @@ std::string CUDARenderer::render_ldmatrix_reg(const std::string& name, int64_t q
   return name + "[" + std::to_string(q) + "]";
 }
 
+std::string CUDARenderer::render_gep(const std::string& vec, int64_t i, DType vec_dtype) const {
+  if (!is_16bit_float(vec_dtype)) return render_gep(vec, i);
+  return std::string(is_half(vec_dtype) ? "__half2float(" : "__bfloat162float(") + vec + ".v[" + std::to_string(i) + "])";
+}
+
 std::string CUDARenderer::render_gep(const std::string& vec, int64_t i) const {
   if (i < 0 || i > 3) throw Error("render: CUDA vector lane " + std::to_string(i) + " (CUDA vectors have x, y, z, w)");
   return vec + "." + "xyzw"[i];
@@ -268,6 +284,12 @@ std::string CUDARenderer::prefix(const Prelude& pre) const {
   if (pre.nan) s += "#define NAN (__int_as_float(0x7fffffff))\n";
   if (pre.half) s += std::string("#include <cuda_fp16.h>\n") + kHalfHelpers;
   if (pre.bf16) s += std::string("#include <cuda_bf16.h>\n") + kBf16Helpers;
+  for (DType v : pre.vector_types)  // 16-bit vectors: aligned structs, loaded and stored in one access
+    if (v.count > 1 && is_16bit_float(v)) {
+      const std::string T = is_half(v) ? "half" : "__nv_bfloat16";
+      s += "struct __align__(" + std::to_string(2 * v.count) + ") " + type_name(v) + " { " + T + " v[" +
+           std::to_string(v.count) + "]; };\n";
+    }
   return s + CStyleRenderer::prefix(pre);
 }
 

@@ -27,7 +27,10 @@ class CUDARenderer : public CStyleRenderer {
   int64_t max_local_size() const override { return kMaxLocal; }
   bool supports(Ops op) const override;
   bool vectorizes(Ops op, DType scalar) const override;
-  bool vector_width_ok(int width) const override { return width == 2 || width == 4; }
+  // float2/float4, and 2, 4 or 8 16-bit floats (tg_half8 ...: 4, 8 or 16 bytes)
+  bool vector_width_ok(int width, DType scalar) const override {
+    return (width == 2 || width == 4 || (width == 8 && scalar.itemsize() == 2));
+  }
   bool aligned_vectors() const override { return true; }
   const std::vector<TensorCore>& tensor_cores() const override { return cuda_tensor_cores(); }
   const std::string& arch() const { return arch_; }
@@ -49,6 +52,7 @@ class CUDARenderer : public CStyleRenderer {
                            Prelude& pre) const override;
   std::string render_vectorize(DType dt, const std::vector<std::string>& elems, Prelude& pre) const override;
   std::string render_gep(const std::string& vec, int64_t i) const override;
+  std::string render_gep(const std::string& vec, int64_t i, DType vec_dtype) const override;
   std::string render_special(const SpecialArg& s) const override;
   std::string render_barrier() const override { return "__syncthreads();"; }
   std::string render_wmma(const UOp& u, const std::vector<std::string>& operands, const std::vector<bool>& raw,

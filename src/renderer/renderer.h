@@ -28,7 +28,7 @@ class Renderer {
   virtual bool vectorizes(Ops op, DType scalar) const { return false; }
   // Vector widths the backend has (CUDA: float2, float4), and whether a vector LOAD/STORE needs an index
   // that is a multiple of its width (GPUs fault on misaligned vector accesses; the CPU's do not).
-  virtual bool vector_width_ok(int width) const { return true; }
+  virtual bool vector_width_ok(int width, DType scalar) const { return true; }
   virtual bool aligned_vectors() const { return false; }
   // CPU threads a kernel may be split across (OptOps.THREAD, SPECIAL core_id); 1 means no threading.
   virtual int threads() const { return 1; }

@@ -83,6 +83,15 @@ std::vector<std::pair<std::string, std::function<Tensor()>>> programs() {
        [&] {
          return Tensor::rand({2, 32, 64}).cast(dt::bfloat16).matmul(Tensor::rand({2, 64, 16}).cast(dt::bfloat16));
        }},
+      {"staged tensor cores (ldmatrix, cp.async)",
+       [&] {
+         Tensor x = Tensor::rand({128, 64}).half(), w = Tensor::rand({128, 64}).half();
+         Tensor xt = Tensor::rand({64, 128}).half(), v = Tensor::rand({64, 128}).half();
+         return x.matmul(w.T()) + xt.T().matmul(v);  // B K-major; A M-major, B N-major (.trans)
+       }},
+      {"staged float32 matmul", [&] { return Tensor::rand({128, 32}).matmul(Tensor::rand({32, 256})).relu(); }},
+      {"16-bit vectors",
+       [&] { return (Tensor::rand({4096}).half() * 2 + 1).relu() + Tensor::rand({4096}).cast(dt::bfloat16).half(); }},
       {"randn threefry", [&] { return Tensor::randn({1000}); }},
       {"transcendental activations", [&] { return f().gelu() + f().tanh() + f().erf() + f().sigmoid(); }},
   };

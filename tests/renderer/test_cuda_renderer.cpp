@@ -191,3 +191,18 @@ TEST(CudaRender, Float4WhereAligned) {
   k3.hand_coded_optimizations();
   EXPECT_FALSE(has(render(k3, cuda), "int4")) << render(k3, cuda);
 }
+
+TEST(CudaRender, SixteenBitVectorsAreOneAccess) {
+  tg::CUDARenderer cuda;
+  for (tg::DType t : {tg::dtypes::float16, tg::dtypes::bfloat16}) {
+    Tensor a = Tensor::empty({1 << 16}, {.dtype = t}), b = Tensor::empty({1 << 16}, {.dtype = t});
+    tg::Kernel k(last_ast(a + b), cuda);
+    k.hand_coded_optimizations();
+    std::string src = render(k, cuda);
+    const std::string T = t == tg::dtypes::float16 ? "tg_half8" : "tg_bf16_8";
+    // 8 lanes: 16 bytes loaded and stored at once; the arithmetic stays per lane in float registers
+    EXPECT_TRUE(has(src, "struct __align__(16) " + T + " {")) << src;
+    EXPECT_TRUE(has(src, T + " val0 = (*((" + T + "*)(data1+")) << src;
+    EXPECT_TRUE(has(src, "*((" + T + "*)(data0+")) << src;
+  }
+}

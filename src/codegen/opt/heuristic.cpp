@@ -54,21 +54,23 @@ void Kernel::hand_coded_optimizations() {
   if (tensor_core_opts(try_opt) || gemm_opts(try_opt)) return;
   auto dtype_of_output = ast_->src.at(0)->src.at(2)->dtype;
   const bool gpu = renderer_.has_local();
-  // vector width in elements: the CPU's widest registers; on GPUs float4 (a 16-byte access per thread)
-  const int vw = gpu ? 4 : dtype_of_output.itemsize() == 8 ? host_vector_floats() / 2 : host_vector_floats();
+  // vector width in elements: the CPU's widest registers; on GPUs 16 bytes per thread (float4, 8 halves)
+  const int vw = gpu ? std::max(1, 16 / dtype_of_output.itemsize())
+                   : dtype_of_output.itemsize() == 8 ? host_vector_floats() / 2 : host_vector_floats();
 
   // 0. GPU reduces: split the reduce across the threads of a workgroup (partials meet in shared memory).
   if (gpu && has_reduce() && first_reduce() < int(full_shape_.size()) &&
       kinds_[size_t(first_reduce())] == AxisKind::REDUCE)
     group_gpu_reduce(try_opt);
   // 1. Vectorize the output's contiguous dim: the widest vector that divides it (not wider than vw; on GPUs
-  //    float32 only, as float4 stores).
+  //    float32 and 16-bit floats, as 16-byte stores).
   int vdim = -1;
   for (int d = first_reduce() - 1; d >= 0; d--)
     if (kinds_[size_t(d)] == AxisKind::LOOP && stride_of(0, d) == 1) vdim = d;
   // (On GPUs only in elementwise kernels: in a reduce kernel the upcast would take threads from the grid; an
   // H100 ran beautiful_mnist's step at 203 ms with it against 169 ms without.)
-  const bool vector_output = gpu ? dtype_of_output == dtypes::float32 && !has_reduce()
+  const bool vector_output = gpu ? (dtype_of_output == dtypes::float32 || dtype_of_output == dtypes::float16 ||
+                                    dtype_of_output == dtypes::bfloat16) && !has_reduce()
                                  : dtype_of_output.is_float() && dtype_of_output.itemsize() >= 4;
   if (vdim >= 0 && vector_output) {
     int64_t s = full_shape_[size_t(vdim)];
