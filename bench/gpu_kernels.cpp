@@ -81,6 +81,13 @@ std::vector<Row> rows() {
             auto a = std::make_shared<Tensor>(randn({big}, tg::dtypes::float32));
             return std::function<Tensor()>([a] { return a->sum(); });
           }},
+      // LLM decode: one token through a linear layer, x @ W.T with W (out, in) row-major (memory-bound: W's bytes)
+      Row{"gemv fp16 4096x4096", 2.0 * 4096 * 4096, true,
+          [] {
+            auto x = std::make_shared<Tensor>(randn({1, 4096}, tg::dtypes::float16));
+            auto w = std::make_shared<Tensor>(randn({4096, 4096}, tg::dtypes::float16));
+            return std::function<Tensor()>([x, w] { return x->matmul(w->T()); });
+          }},
       Row{"softmax 8192x8192 fp32", 2.0 * 4 * 8192.0 * 8192.0, true,
           [] {
             auto a = std::make_shared<Tensor>(randn({8192, 8192}, tg::dtypes::float32));

@@ -19,15 +19,26 @@ void Kernel::group_gpu_reduce(const std::function<bool(const Opt&)>& try_opt) {
   for (const UOp* u : toposort(ast_))
     if (u->op == Ops::LOAD) itemsize = std::max<int64_t>(itemsize, u->dtype.itemsize());
   for (size_t i = 1; i < sts_.size(); i++) contiguous |= is_load_[i] && stride_of(i, rd) == 1;
-  // A matmul-like kernel (an input broadcast along an output dim) keeps its register tiles instead.
+  // A matmul-like kernel (an input broadcast along an output dim that another input moves along) keeps its
+  // register tiles instead. A matrix-vector product (one input moves along no output dim: x of x @ W.T) is a
+  // row reduce: a warp per output reads its row of W in 16-byte pieces (an H100 ran LLM-decode-shaped
+  // 4096x4096 fp16 products with two blocks of 256 threads, each reading rows 4096 apart, before).
   bool broadcast_output = false;
   for (int d = 0; d < first_reduce(); d++) broadcast_output |= is_expanded_in_some_load(d);
-  if (contiguous && rsize >= 256 && (outputs <= 2048 || !broadcast_output)) {
+  int moving_loads = 0;  // loads that depend on some output dim
+  for (size_t i = 1; i < sts_.size(); i++) {
+    if (!is_load_[i]) continue;
+    bool moves = false;
+    for (int d = 0; d < first_reduce(); d++) moves |= full_shape_[size_t(d)] > 1 && stride_of(i, d) != 0;
+    moving_loads += moves;
+  }
+  const bool matmul_like = broadcast_output && moving_loads >= 2;
+  if (contiguous && rsize >= 256 && (outputs <= 2048 || !matmul_like)) {
     // Few outputs: a block of 256 threads per output; many: a warp per output (LOCAL dims add outputs to the
     // block later). Each thread first reads 16 bytes at once (a vector of lanes that accumulate apart), and
     // the threads of a group take neighbouring vectors, so a warp reads one contiguous span.
     const int64_t group = outputs <= 2048 ? 256 : 32;
-    const int64_t w = std::max<int64_t>(1, std::min<int64_t>(4, 16 / itemsize));
+    const int64_t w = std::max<int64_t>(1, std::min<int64_t>(8, 16 / itemsize));  // 16 bytes: float4, 8 halves
     if (w > 1 && rsize % (w * group) == 0) try_opt({OptOps::UNROLL, last, int(w)});
     const int64_t left = full_shape_[size_t(first_upcast() - 1)];
     for (int64_t amt = group; amt >= 16; amt /= 2)
