@@ -24,6 +24,29 @@ long getenv_int(const char* key, long dflt) {
   return (end && *end == 0) ? r : dflt;
 }
 
+std::vector<long> getenv_ints(const char* key, std::vector<long> dflt, long lo, long hi) {
+  const std::string s = getenv_str(key);
+  if (s.empty()) return dflt;
+  auto bad = [&] {
+    return Error(std::string(key) + "=" + s + ": expected up to " + std::to_string(dflt.size()) +
+                 " comma-separated integers in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  };
+  size_t pos = 0;
+  for (size_t i = 0;; i++) {
+    const size_t end = s.find(',', pos);
+    const std::string part = s.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+    if (i >= dflt.size()) throw bad();
+    if (!part.empty()) {
+      char* rest = nullptr;
+      const long x = std::strtol(part.c_str(), &rest, 10);
+      if (*rest != '\0' || x < lo || x > hi) throw bad();
+      dflt[i] = x;
+    }
+    if (end == std::string::npos) return dflt;
+    pos = end + 1;
+  }
+}
+
 namespace {
 
 // Knobs are registered during static initialization, possibly from several libraries' initializers.

@@ -2,8 +2,7 @@
 // without a tensor core (float32): each thread computes an um x un tile of outputs (un as float4 vectors),
 // lm x ln threads a block, the reduce loop steps uk along K, so one shared-memory stage holds uk columns of
 // A's block rows and uk rows of B's block columns.
-#include <cstdlib>
-#include <string>
+#include <algorithm>
 
 #include "codegen/kernel.h"
 #include "helpers/env.h"
@@ -19,23 +18,9 @@ struct GemmTile {
 };
 
 GemmTile gemm_tile() {
-  GemmTile t;
-  const std::string s = getenv_str("GEMM_TILE");
-  if (s.empty()) return t;
-  int v[5] = {t.upcast_m, t.upcast_n, t.locals_m, t.locals_n, t.unroll_k};
-  size_t pos = 0;
-  for (int i = 0; i < 5; i++) {
-    size_t end = s.find(',', pos);
-    std::string part = s.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
-    char* rest = nullptr;
-    long x = std::strtol(part.c_str(), &rest, 10);
-    if (part.empty() || *rest != '\0' || x < 1 || x > 256)
-      throw Error("GEMM_TILE=" + s + ": expected 5 comma-separated numbers 1..256 (um,un,lm,ln,uk)");
-    v[i] = int(x);
-    if (end == std::string::npos) break;
-    pos = end + 1;
-  }
-  return {v[0], v[1], v[2], v[3], v[4]};
+  const GemmTile d;
+  auto v = getenv_ints("GEMM_TILE", {d.upcast_m, d.upcast_n, d.locals_m, d.locals_n, d.unroll_k}, 1, 256);
+  return {int(v[0]), int(v[1]), int(v[2]), int(v[3]), int(v[4])};
 }
 
 const UOp* strip_cast(const UOp* u) { return u->op == Ops::CAST ? u->src.at(0).get() : u; }

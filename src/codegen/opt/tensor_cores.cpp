@@ -15,8 +15,6 @@
 // nothing: the hardware sums over it across the lanes. The lowerer gathers each lane's registers from the
 // register dims and emits one WMMA per warp tile (codegen/lowerer.cpp).
 #include <algorithm>
-#include <cstdlib>
-#include <string>
 
 #include "codegen/kernel.h"
 #include "helpers/env.h"
@@ -131,24 +129,9 @@ struct TcTile {
 };
 
 TcTile tc_tile() {
-  TcTile t;
-  const std::string s = getenv_str("TC_TILE");
-  if (s.empty()) return t;
-  int v[5] = {t.upcast_m, t.upcast_n, t.warps_m, t.warps_n, t.unroll_k};
-  size_t pos = 0;
-  for (int i = 0; i < 5 && pos <= s.size(); i++) {
-    size_t end = s.find(',', pos);
-    std::string part = s.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
-    if (!part.empty()) {
-      char* rest = nullptr;
-      long x = std::strtol(part.c_str(), &rest, 10);
-      if (*rest != '\0' || x < 1 || x > 64) throw Error("TC_TILE=" + s + ": expected up to 5 comma-separated numbers 1..64");
-      v[i] = int(x);
-    }
-    if (end == std::string::npos) break;
-    pos = end + 1;
-  }
-  return {v[0], v[1], v[2], v[3], v[4]};
+  const TcTile d;
+  auto v = getenv_ints("TC_TILE", {d.upcast_m, d.upcast_n, d.warps_m, d.warps_n, d.unroll_k}, 1, 64);
+  return {int(v[0]), int(v[1]), int(v[2]), int(v[3]), int(v[4])};
 }
 
 }  // namespace
