@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "codegen/kernel.h"
-#include "helpers/env.h"
+#include "codegen/opt/tile_knob.h"
 #include "tg/error.h"
 
 namespace tg {
@@ -13,15 +13,7 @@ namespace {
 
 // GEMM_TILE=um,un,lm,ln,uk, for tuning; the default is the measured best (H100, float32 4096^3, 2026-11-25:
 // 8,8,8,16,16 42.8 TFLOPS; 8,8,16,16,8 40.6; 16,8,8,16,8 40.7; 8,8,8,8,8 36.0; torch 50.5).
-struct GemmTile {
-  int upcast_m = 8, upcast_n = 8, locals_m = 8, locals_n = 16, unroll_k = 16;
-};
-
-GemmTile gemm_tile() {
-  const GemmTile d;
-  auto v = getenv_ints("GEMM_TILE", {d.upcast_m, d.upcast_n, d.locals_m, d.locals_n, d.unroll_k}, 1, 256);
-  return {int(v[0]), int(v[1]), int(v[2]), int(v[3]), int(v[4])};
-}
+constexpr MatmulTile kGemmTile{8, 8, 8, 16, 16};
 
 const UOp* strip_cast(const UOp* u) { return u->op == Ops::CAST ? u->src.at(0).get() : u; }
 
@@ -49,8 +41,8 @@ bool Kernel::gemm_opts(const std::function<bool(const Opt&)>& try_opt) {
   };
   auto m = [&] { return along(ia, ib); };
   auto n = [&] { return along(ib, ia); };
-  const GemmTile t = gemm_tile();
-  const int64_t um = t.upcast_m, un = t.upcast_n, lm = t.locals_m, ln = t.locals_n, uk = t.unroll_k;
+  const MatmulTile t = matmul_tile("GEMM_TILE", kGemmTile, 256);
+  const int64_t um = t.upcast_m, un = t.upcast_n, lm = t.threads_m, ln = t.threads_n, uk = t.unroll_k;
   if (m() < 0 || n() < 0 || full_shape_[size_t(m())] % (um * lm) != 0 || full_shape_[size_t(n())] % (un * ln) != 0 ||
       un % 4 != 0 || full_shape_[size_t(first_reduce())] % uk != 0 || full_shape_[size_t(first_reduce())] <= uk)
     return false;

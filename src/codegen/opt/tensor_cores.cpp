@@ -17,7 +17,7 @@
 #include <algorithm>
 
 #include "codegen/kernel.h"
-#include "helpers/env.h"
+#include "codegen/opt/tile_knob.h"
 #include "tg/context.h"
 
 namespace tg {
@@ -124,15 +124,7 @@ namespace {
 // warp tiles, wm x wn warps, K unrolled uk times), for tuning; the default is the measured best.
 // (H100, fp16 4096^3 with operands staged through shared memory, 2026-11-25: 2,8,4,2,4 gives 290 TFLOPS;
 // 4,8,2,2,2: 279; 2,16,4,1,2: 273; 256 x 128 blocks (4,8,4,2,2 or 2,16,8,1,2): 260; 2,16,4,1,1: 222.)
-struct TcTile {
-  int upcast_m = 2, upcast_n = 8, warps_m = 4, warps_n = 2, unroll_k = 4;
-};
-
-TcTile tc_tile() {
-  const TcTile d;
-  auto v = getenv_ints("TC_TILE", {d.upcast_m, d.upcast_n, d.warps_m, d.warps_n, d.unroll_k}, 1, 64);
-  return {int(v[0]), int(v[1]), int(v[2]), int(v[3]), int(v[4])};
-}
+constexpr MatmulTile kTcTile{2, 8, 4, 2, 4};
 
 }  // namespace
 
@@ -146,7 +138,7 @@ bool Kernel::tensor_core_opts(const std::function<bool(const Opt&)>& try_opt) {
     return -1;
   };
   // A register tile of warp tiles sharing each lane's registers (32 x 64 per warp by default), 4 x 2 warps (a 128 x
-  // 128 block), K unrolled 4 times (64 per step of the reduce loop, one shared-memory stage); see TcTile.
+  // 128 block), K unrolled 4 times (64 per step of the reduce loop, one shared-memory stage); see kTcTile.
   // (Dims are looked up again after every opt: a dim split down to 1 is dropped and the later ones move.)
   auto m = [&] { return along(tc_->a, tc_->b); };
   auto n = [&] { return along(tc_->b, tc_->a); };
@@ -156,14 +148,14 @@ bool Kernel::tensor_core_opts(const std::function<bool(const Opt&)>& try_opt) {
         if (amt > 1 && full_shape_[size_t(d)] % amt == 0 && try_opt({op, d, amt})) return true;
     return false;
   };
-  const TcTile tile = tc_tile();
+  const MatmulTile tile = matmul_tile("TC_TILE", kTcTile, 64);
   apply(OptOps::UPCAST, m(), {tile.upcast_m, 2});
   apply(OptOps::UPCAST, n(), {tile.upcast_n, 16, 8, 4, 2});
-  if (tile.warps_n > 1) apply(OptOps::LOCAL, n(), {tile.warps_n, 2});
+  if (tile.threads_n > 1) apply(OptOps::LOCAL, n(), {tile.threads_n, 2});
   // Warps: along M where it is left, else along the innermost other output loop (a convolution's pixels).
-  if (!apply(OptOps::LOCAL, m(), {tile.warps_m, 2}))
+  if (!apply(OptOps::LOCAL, m(), {tile.threads_m, 2}))
     for (int d = first_reduce() - 1; d >= 0; d--)
-      if (kinds_[size_t(d)] == AxisKind::LOOP && apply(OptOps::LOCAL, d, {tile.warps_m, 2})) break;
+      if (kinds_[size_t(d)] == AxisKind::LOOP && apply(OptOps::LOCAL, d, {tile.threads_m, 2})) break;
   // K steps per reduce iteration beyond the tensor core's 16 (a longer shared-memory stage); a loop stays, for
   // the stages to rotate through
   for (int d = first_reduce(); d < int(full_shape_.size()) && tile.unroll_k > 1; d++)
