@@ -17,7 +17,9 @@ ContextVar TC_STAGES("TC_STAGES", -1);
 
 constexpr int64_t kLdmatrixRow = 8;  // 16-bit elements of one LDMATRIX row (16 bytes)
 
-bool is_tile_dim(AxisKind kind) { return kind == AxisKind::LOCAL || kind == AxisKind::UPCAST || kind == AxisKind::UNROLL; }
+bool is_tile_dim(AxisKind kind) {
+  return kind == AxisKind::LOCAL || kind == AxisKind::UPCAST || kind == AxisKind::UNROLL;
+}
 
 UOpPtr ci(int64_t v, DType dt) { return UOp::const_int(v, dt); }
 
@@ -66,9 +68,12 @@ std::optional<Staging::Layout> Staging::layout(const Kernel& k, size_t view, int
       if (L.dims[i] == d) return L.sstride[i];
     return -1;
   };
-  if (sstride_of(TcRole::K_LO) == 1 && sstride_of(TcRole::LANE_T) == 2) L.trans = false;
-  else if (sstride_of(TcRole::LANE_G) == 1) L.trans = true;
-  else return std::nullopt;
+  if (sstride_of(TcRole::K_LO) == 1 && sstride_of(TcRole::LANE_T) == 2)
+    L.trans = false;
+  else if (sstride_of(TcRole::LANE_G) == 1)
+    L.trans = true;
+  else
+    return std::nullopt;
   return L;
 }
 
@@ -217,8 +222,10 @@ std::vector<UOpPtr> Staging::fragment(const StagingInput& in, int op, const UOpP
   std::unordered_map<const UOp*, UOpPtr> value;
   auto set = [&](TcRole role, const UOpPtr& v) { value[dim(role).get()] = v; };
   const int count = op == 0 || pair_dim_ >= 0 ? 4 : 2;
-  if (op == 0) set(TcRole::M_HI, mod(j, ci(2, idt))), set(TcRole::K_HI, idiv(j, ci(2, idt)));
-  else set(TcRole::K_HI, mod(j, ci(2, idt)));
+  if (op == 0)
+    set(TcRole::M_HI, mod(j, ci(2, idt))), set(TcRole::K_HI, idiv(j, ci(2, idt)));
+  else
+    set(TcRole::K_HI, mod(j, ci(2, idt)));
   if (op == 1 && pair_dim_ >= 0) {  // matrices 2, 3: the next value of the pair dim
     const UOpPtr& p = in.dims[size_t(pair_dim_)];
     value[p.get()] = p + idiv(j, ci(2, idt));

@@ -63,12 +63,12 @@ class Staging {
 
  private:
   struct Layout {
-    std::vector<int> dims;        // the tile's dims, outermost (largest global stride) first
+    std::vector<int> dims;         // the tile's dims, outermost (largest global stride) first
     std::vector<int64_t> sstride;  // their strides in shared memory
-    int64_t run = 0;              // elements of a row: the innermost dims, contiguous in global memory
-    int64_t stage = 0;            // elements of one stage (rows x padded pitch)
-    int64_t box = 0;              // elements of the tile (rows x run)
-    bool trans = false;           // LDMATRIX .trans: the lane dim g is contiguous in shared memory
+    int64_t run = 0;               // elements of a row: the innermost dims, contiguous in global memory
+    int64_t stage = 0;             // elements of one stage (rows x padded pitch)
+    int64_t box = 0;               // elements of the tile (rows x run)
+    bool trans = false;            // LDMATRIX .trans: the lane dim g is contiguous in shared memory
   };
   static std::optional<Layout> layout(const Kernel& k, size_t view, int64_t vec, bool ldmatrix);
   std::vector<UOpPtr> copies(const StagingInput& in, size_t op, const UOpPtr& slot, const UOpPtr& step,

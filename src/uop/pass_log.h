@@ -15,12 +15,12 @@ struct PassRecord {
   int64_t rewrites = 0;  // rules that fired (graph_rewrite), or -1 when the stage is not a rewrite
   int64_t nodes = 0;     // nodes in its result
   double seconds = 0;
-  int depth = 0;         // passes open around it (a pass inside "lower" has depth 1)
+  int depth = 0;  // passes open around it (a pass inside "lower" has depth 1)
 };
 
 class PassLog {
  public:
-  PassLog();   // opens the calling thread's log (logs nest: the innermost one records)
+  PassLog();  // opens the calling thread's log (logs nest: the innermost one records)
   ~PassLog();
   PassLog(const PassLog&) = delete;
   PassLog& operator=(const PassLog&) = delete;

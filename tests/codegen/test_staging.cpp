@@ -6,11 +6,11 @@
 #include <cmath>
 #include <random>
 
+#include "../common/kernel_source.h"
 #include "codegen/kernel.h"
 #include "renderer/cuda.h"
 #include "tg/context.h"
 #include "tg/tg.h"
-#include "../common/kernel_source.h"
 
 using tg::Tensor;
 using tgtest::has;
@@ -56,7 +56,8 @@ TEST(Staging, Float32MatmulValues) {
   };
   for (Case c : {Case{128, 64, 128, false, false}, Case{256, 24, 128, false, false}, Case{128, 40, 256, true, false},
                  Case{128, 32, 128, false, true}, Case{100, 30, 70, false, false}}) {
-    std::vector<float> av = uniform(size_t(c.m * c.k), 1), bv = uniform(size_t(c.k * c.n), 2), bias = uniform(size_t(c.n), 3);
+    std::vector<float> av = uniform(size_t(c.m * c.k), 1), bv = uniform(size_t(c.k * c.n), 2),
+                       bias = uniform(size_t(c.n), 3);
     // stored as given, or transposed
     std::vector<float> as(av.size()), bs(bv.size());
     for (int64_t i = 0; i < c.m; i++)
@@ -72,7 +73,8 @@ TEST(Staging, Float32MatmulValues) {
         double s = bias[size_t(j)];
         for (int64_t l = 0; l < c.k; l++) s += double(av[size_t(i * c.k + l)]) * bv[size_t(l * c.n + j)];
         ASSERT_NEAR(got[size_t(i * c.n + j)], std::max(s, 0.0), 1e-5)
-            << c.m << "x" << c.k << "x" << c.n << (c.ta ? " A^T" : "") << (c.tb ? " B^T" : "") << " at " << i << "," << j;
+            << c.m << "x" << c.k << "x" << c.n << (c.ta ? " A^T" : "") << (c.tb ? " B^T" : "") << " at " << i << ","
+            << j;
       }
   }
 }

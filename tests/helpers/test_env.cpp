@@ -11,7 +11,8 @@ TEST(Env, IntListKnobs) {
   ::unsetenv(key);
   EXPECT_EQ(tg::getenv_ints(key, {2, 8, 4}, 1, 64), (std::vector<long>{2, 8, 4})) << "unset: the defaults";
   ::setenv(key, "4,,16", 1);
-  EXPECT_EQ(tg::getenv_ints(key, {2, 8, 4}, 1, 64), (std::vector<long>{4, 8, 16})) << "an empty entry keeps its default";
+  EXPECT_EQ(tg::getenv_ints(key, {2, 8, 4}, 1, 64), (std::vector<long>{4, 8, 16}))
+      << "an empty entry keeps its default";
   ::setenv(key, "3", 1);
   EXPECT_EQ(tg::getenv_ints(key, {2, 8, 4}, 1, 64), (std::vector<long>{3, 8, 4}));
   for (const char* bad : {"1,2,3,4", "0", "65", "2,x", "2,8,4,"}) {

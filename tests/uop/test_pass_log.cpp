@@ -1,6 +1,7 @@
 // Named passes (uop/pass_log.h): what graph_rewrite and ScopedPass record, and typed rule contexts.
 #include <gtest/gtest.h>
 
+#include "../common/kernel_source.h"
 #include "codegen/kernel.h"
 #include "codegen/linearize.h"
 #include "codegen/lowerer.h"
@@ -8,7 +9,6 @@
 #include "tg/tg.h"
 #include "uop/pass_log.h"
 #include "uop/pattern.h"
-#include "../common/kernel_source.h"
 
 using namespace tg;  // NOLINT
 
@@ -21,7 +21,8 @@ struct FoldCount {
 
 const TypedMatcher<FoldCount>& pm_fold_add_zero() {
   static const TypedMatcher<FoldCount> pm({
-      {UPat::var("x") + UPat::cvar("c"), [](const Captures& m, FoldCount& ctx) -> UOpPtr {
+      {UPat::var("x") + UPat::cvar("c"),
+       [](const Captures& m, FoldCount& ctx) -> UOpPtr {
          if (m["c"]->const_value() != 0) return nullptr;
          ctx.folds++;
          return m["x"];
