@@ -566,7 +566,8 @@ class Lowerer {
   // C's 4 lanes for one tile: WMMA(A regs, B regs, C) over the unrolled K values outside the tensor core.
   std::vector<UOpPtr> wmma_tile(const TensorCore& tc, const UOp* la, const UOp* lb, const Combo& base,
                                 uint64_t other_unroll, std::array<size_t, 3> mhi_khi_klo, const Staging* staging) {
-    auto [mhi, khi, klo] = mhi_khi_klo;
+    // (plain variables, not structured bindings: lambdas below capture them, which clang accepts from 16 on)
+    const size_t mhi = mhi_khi_klo[0], khi = mhi_khi_klo[1], klo = mhi_khi_klo[2];
     std::vector<UOpPtr> c(TensorCore::kC, UOp::const_(tc.acc, 0));
     auto reg = [&](const UOp* load, Combo cb) {
       if (staging) {  // register i of the LDMATRIX fragment, at this tile's other upcast values

@@ -44,7 +44,9 @@ std::vector<std::vector<double>> emulate_mma(const std::vector<std::vector<doubl
       C[size_t(r)][size_t(col)] = c[size_t(l)].at(size_t(i));
     }
   }
-  std::vector<std::vector<double>> d(size_t(TensorCore::kLanes), std::vector<double>(size_t(TensorCore::kC)));
+  // (static_cast, not size_t(...): clang reads the functional casts as a function declaration)
+  std::vector<std::vector<double>> d(static_cast<size_t>(TensorCore::kLanes),
+                                     std::vector<double>(static_cast<size_t>(TensorCore::kC)));
   for (int l = 0; l < TensorCore::kLanes; l++)
     for (int i = 0; i < TensorCore::kC; i++) {
       auto [r, col] = TensorCore::c_elem(l, i);
