@@ -16,8 +16,23 @@
 
 namespace program_fuzz {
 
-enum class Kind { Input, Unary, Binary, Compare, Where, Cast, Reshape, Permute, Expand, Pad, Shrink, Flip, Reduce, Matmul,
-                  Contiguous };
+enum class Kind {
+  Input,
+  Unary,
+  Binary,
+  Compare,
+  Where,
+  Cast,
+  Reshape,
+  Permute,
+  Expand,
+  Pad,
+  Shrink,
+  Flip,
+  Reduce,
+  Matmul,
+  Contiguous
+};
 
 // What the generator knows about a node's values: |finite values| <= bound, finite values are multiples of
 // 2^grid while exact, two backends differ by at most err, and whether inf / NaN may appear.
@@ -31,7 +46,8 @@ struct Values {
 
 struct Node {
   Kind kind = Kind::Input;
-  std::string op;        // "neg", "add", "lt", "sum", ... (Unary, Binary, Compare, Reduce)
+  std::string op;        // "neg", "add", "lt", "sum", ... (Unary, Binary, Compare, Reduce); Input: "" (data),
+                         // "full" (data[0] everywhere) or "arange" (0, 1, ... reshaped)
   std::vector<int> src;  // earlier node indices
   tg::Shape shape;       // the result's shape (checked against the library's)
   tg::DType dtype;       // the result's dtype (from the library)
@@ -39,7 +55,8 @@ struct Node {
   tg::PadArg pads;       // Pad (before, after) / Shrink [begin, end)
   bool keepdim = false;
   tg::DType to;                // Cast target; Input dtype
-  std::vector<double> data;    // Input values
+  std::vector<double> data;    // Input values; Binary / Compare with one source: the C++ scalar data[0]
+  bool scalar_left = false;    // the scalar is the left operand
   bool requires_grad = false;  // Input
   Values v;
 };
@@ -47,11 +64,11 @@ struct Node {
 struct Program {
   uint64_t seed = 0;
   std::vector<Node> nodes;
-  std::vector<int> outputs;     // realized together
-  bool backward = false;        // loss = sum(outputs[0] * loss_weight), gradients of the float inputs
+  std::vector<int> outputs;  // realized together
+  bool backward = false;     // loss = sum(outputs[0] * loss_weight), gradients of the float inputs
   std::vector<double> loss_weight;
   std::vector<std::string> rejected;  // tg::Errors of ops the generator tried and dropped
-  std::string describe() const;  // one line per node, C++-like, for replaying a failure by hand
+  std::string describe() const;       // one line per node, C++-like, for replaying a failure by hand
 };
 
 // A random program from `seed` (the same seed gives the same program).

@@ -61,6 +61,7 @@ class Gen {
   Shape partner_shape(const Shape& s);
   Shape reshape_target(const Shape& s);
   int partner(int a);
+  bool operand(int a, Node& n, DType* d, Values* v, Shape* shape);
   bool step();
   bool unary(int a);
   bool binary(int a);
@@ -83,8 +84,8 @@ int Gen::add(Node n) {
   lazy_.push_back(apply(n, lazy_, "CPU"));
   n.dtype = lazy_.back().dtype();
   if (lazy_.back().shape() != n.shape)
-    throw std::logic_error("program_fuzz: the library made shape " + fmt(lazy_.back().shape()) + " where " + fmt(n.shape) +
-                    " was expected, at node " + std::to_string(p_.nodes.size()));
+    throw std::logic_error("program_fuzz: the library made shape " + fmt(lazy_.back().shape()) + " where " +
+                           fmt(n.shape) + " was expected, at node " + std::to_string(p_.nodes.size()));
   p_.nodes.push_back(std::move(n));
   return int(p_.nodes.size()) - 1;
 }
@@ -110,12 +111,24 @@ int Gen::input(const Shape& shape, DType d) {
   n.kind = Kind::Input;
   n.shape = shape;
   n.to = d;
+  int how = pick(20);
+  if (how < 3 || (how < 5 && !d.is_bool())) {  // a constant tensor (CONST + expand), or arange's values
+    n.op = how < 3 ? "full" : "arange";
+    double c = d.is_bool() ? pick(2) : d.is_int() ? pick(11) - 5 : (pick(25) - 12) / 4.0;
+    if (n.op == "full") n.data = {c};
+    double top = std::max(double(numel(shape)) - 1, 0.0);
+    n.v = n.op == "full" ? Values{std::abs(c), d.is_float() ? -2 : 0, 0} : settle(Values{top, 0, 0}, d);
+    return add(std::move(n));
+  }
   n.data.resize(size_t(numel(shape)));
   bool special = d.is_float() && chance(0.1);
   for (auto& x : n.data) {
-    if (d.is_bool()) x = pick(2);
-    else if (d.is_int()) x = pick(11) - 5;
-    else x = (pick(25) - 12) / 4.0;
+    if (d.is_bool())
+      x = pick(2);
+    else if (d.is_int())
+      x = pick(11) - 5;
+    else
+      x = (pick(25) - 12) / 4.0;
     if (special && chance(0.2)) x = std::array{kInf, -kInf, std::nan(""), -0.0}[size_t(pick(4))];
   }
   n.requires_grad = d.is_float();
@@ -128,8 +141,10 @@ int Gen::input(const Shape& shape, DType d) {
 Shape Gen::partner_shape(const Shape& s) {
   Shape o(s.begin() + (s.empty() || chance(0.8) ? 0 : pick(int(s.size()) + 1)), s.end());
   for (auto& x : o) {
-    if (chance(0.25)) x = 1;
-    else if (x == 1 && chance(0.3)) x = pick(4);
+    if (chance(0.25))
+      x = 1;
+    else if (x == 1 && chance(0.3))
+      x = pick(4);
   }
   return o;
 }
@@ -182,10 +197,11 @@ bool Gen::unary(int a) {
   const Node& x = at(a);
   Values v = x.v;
   DType d = x.dtype;
-  static const char* float_ops[] = {"neg",     "abs",  "relu",  "sin",   "exp2",  "sqrt", "log2",
+  static const char* float_ops[] = {"neg",        "abs",     "relu", "sin",   "exp2", "sqrt",  "log2",
                                     "reciprocal", "sigmoid", "tanh", "floor", "ceil", "trunc", "round"};
-  std::string op = d.is_bool() ? "logical_not" : d.is_int() ? std::array{"neg", "abs", "relu"}[size_t(pick(3))]
-                                                            : float_ops[pick(int(std::size(float_ops)))];
+  std::string op = d.is_bool()  ? "logical_not"
+                   : d.is_int() ? std::array{"neg", "abs", "relu"}[size_t(pick(3))]
+                                : float_ops[pick(int(std::size(float_ops)))];
   double u = unit_roundoff(d);
   bool jumps = op == "sqrt" || op == "log2" || op == "reciprocal" || op == "floor" || op == "ceil" || op == "trunc" ||
                op == "round";
@@ -222,15 +238,46 @@ bool Gen::unary(int a) {
   return true;
 }
 
+// The second operand of a binary op or compare on a: a C++ scalar a quarter of the time (n gets it and the
+// dtype it has once broadcast_scalar made it), else partner(a).
+bool Gen::operand(int a, Node& n, DType* d, Values* v, Shape* shape) {
+  if (chance(0.75)) {
+    int b = partner(a);
+    n.src = {a, b};
+    *d = at(b).dtype, *v = at(b).v, *shape = at(b).shape;
+    return true;
+  }
+  DType x = at(a).dtype;
+  int kind = pick(5);  // a float literal (2 in 5), an int literal (2 in 5), a bool
+  n.src = {a};
+  n.scalar_left = chance(0.5);
+  n.to = kind < 2 ? tg::dtypes::float32 : kind < 4 ? tg::dtypes::int32 : tg::dtypes::bool_;
+  double c = kind < 2 ? (pick(25) - 12) / 4.0 : kind < 4 ? pick(11) - 5 : pick(2);
+  n.data = {c};
+  // A C++ scalar does not widen a tensor: it takes the tensor's dtype, or the default float for a float
+  // literal against ints and bools, or int32 for an int literal against bools.
+  *d = kind < 2 ? (x.is_float() ? x : tg::dtypes::default_float()) : kind < 4 && x.is_bool() ? tg::dtypes::int32 : x;
+  *v = Values{std::abs(c), kind < 2 ? -2 : 0, 0};
+  *shape = {};
+  return true;
+}
+
 bool Gen::binary(int a) {
-  int b = partner(a);
-  const Node &x = at(a), &y = at(b);
-  DType d = tg::dtypes::promote(x.dtype, y.dtype);
+  Node n;
+  DType ydt;
+  Values yv;
+  Shape ysh;
+  operand(a, n, &ydt, &yv, &ysh);
+  const Node& x = at(a);
+  DType d = tg::dtypes::promote(x.dtype, ydt);
   std::string op;
-  if (d.is_bool()) op = std::array{"and", "or", "xor"}[size_t(pick(3))];
-  else op = std::array{"add", "sub", "mul", "div", "maximum", "minimum"}[size_t(pick(6))];
+  if (d.is_bool())
+    op = std::array{"and", "or", "xor"}[size_t(pick(3))];
+  else
+    op = std::array{"add", "sub", "mul", "div", "maximum", "minimum"}[size_t(pick(6))];
   DType out = op == "div" && !d.is_float() ? tg::dtypes::default_float() : d;
-  Values vx = convert(x.v, x.dtype, out), vy = convert(y.v, y.dtype, out), v;
+  Values vx = convert(x.v, x.dtype, out), vy = convert(yv, ydt, out), v;
+  if (n.scalar_left) std::swap(vx, vy);  // vx, vy in operand order (div's divisor is vy)
   double u = unit_roundoff(out);
   if (d.is_bool()) {
     v = {1, 0, 0};
@@ -250,26 +297,26 @@ bool Gen::binary(int a) {
   }
   if (out.is_int() && v.bound >= kIntLimit) return false;
   if (out.is_float()) v = settle(v, out);
-  Node n;
   n.kind = Kind::Binary;
   n.op = op;
-  n.src = {a, b};
-  n.shape = broadcast(x.shape, y.shape);
+  n.shape = broadcast(x.shape, ysh);
   n.v = v;
   add(std::move(n));
   return true;
 }
 
 bool Gen::compare(int a) {
-  int b = partner(a);
-  const Node &x = at(a), &y = at(b);
-  DType d = tg::dtypes::promote(x.dtype, y.dtype);
-  if (!convert(x.v, x.dtype, d).exact() || !convert(y.v, y.dtype, d).exact()) return false;
   Node n;
+  DType ydt;
+  Values yv;
+  Shape ysh;
+  operand(a, n, &ydt, &yv, &ysh);
+  const Node& x = at(a);
+  DType d = tg::dtypes::promote(x.dtype, ydt);
+  if (!convert(x.v, x.dtype, d).exact() || !convert(yv, ydt, d).exact()) return false;
   n.kind = Kind::Compare;
   n.op = std::array{"lt", "gt", "le", "ge", "eq", "ne"}[size_t(pick(6))];
-  n.src = {a, b};
-  n.shape = broadcast(x.shape, y.shape);
+  n.shape = broadcast(x.shape, ysh);
   n.v = {1, 0, 0};
   add(std::move(n));
   return true;
@@ -427,7 +474,8 @@ bool Gen::reduce(int a) {
   if (n.op == "sum" || n.op == "mean") {
     v.bound *= c, v.err *= c;
     v = settle(v, acc);
-    if (n.op == "mean") v = {x.v.bound, 0, v.err / std::max(c, 1.0) + 4 * unit_roundoff(acc) * x.v.bound, v.inf, v.nan || count == 0};
+    if (n.op == "mean")
+      v = {x.v.bound, 0, v.err / std::max(c, 1.0) + 4 * unit_roundoff(acc) * x.v.bound, v.inf, v.nan || count == 0};
   } else if (n.op == "prod") {
     if (count > 6) return false;
     double b = std::pow(std::max(v.bound, 1.0), c);
@@ -494,13 +542,17 @@ bool Gen::step() {
 }
 
 Program Gen::make() {
-  input(random_shape(), random_dtype());
+  // One program in eight starts from a larger tensor: reduces long enough for grouped (GPU) and split
+  // reductions, loops that codegen upcasts and unrolls.
+  static const Shape big[] = {{256}, {64, 33}, {17, 128}, {4, 32, 32}, {1024}, {3, 1000}};
+  input(chance(0.125) ? big[pick(int(std::size(big)))] : random_shape(), random_dtype());
   int ops = 1 + pick(12), done = 0;
   for (int tries = 0; done < ops && tries < 8 * ops; tries++) {
     size_t before = p_.nodes.size();
     if (step()) done++;
     // Keep programs small: a node past 4096 elements is dropped with what it brought.
-    if (numel(p_.nodes.back().shape) > 4096) p_.nodes.resize(before), lazy_.erase(lazy_.begin() + std::ptrdiff_t(before), lazy_.end());
+    if (numel(p_.nodes.back().shape) > 4096)
+      p_.nodes.resize(before), lazy_.erase(lazy_.begin() + std::ptrdiff_t(before), lazy_.end());
   }
   int last = int(p_.nodes.size()) - 1;
   p_.outputs = {last};

@@ -22,7 +22,9 @@ std::string element_mismatch(double x, double y, tg::DType d, double tol) {
     double finite = std::isinf(x) ? y : x;
     return tol > 0 && !std::isinf(finite) && std::abs(finite) >= d.max() / 4 ? "" : "inf on one side only";
   }
-  return std::abs(x - y) <= tol ? "" : "differs by " + std::to_string(std::abs(x - y)) + " (allowed " + std::to_string(tol) + ")";
+  return std::abs(x - y) <= tol
+             ? ""
+             : "differs by " + std::to_string(std::abs(x - y)) + " (allowed " + std::to_string(tol) + ")";
 }
 
 std::string compare_values(const std::vector<double>& a, const std::vector<double>& b, tg::DType d,
@@ -91,8 +93,9 @@ std::string compare(const Program& p, const Result& a, const Result& b) {
     const Node& n = p.nodes[size_t(p.outputs[k])];
     // 16x the estimate: it counts roundings, not their constants (a libm's few ulp, FMA contraction).
     double tol = 16 * n.v.err;
-    std::string m = compare_values(a.outputs[k], b.outputs[k], n.dtype, [&](double, double) { return tol; },
-                                   "output t" + std::to_string(p.outputs[k]));
+    std::string m = compare_values(
+        a.outputs[k], b.outputs[k], n.dtype, [&](double, double) { return tol; },
+        "output t" + std::to_string(p.outputs[k]));
     if (!m.empty()) return m;
   }
   if (!p.backward) return "";
@@ -107,7 +110,8 @@ std::string compare(const Program& p, const Result& a, const Result& b) {
     double rtol = p.nodes[i].dtype == tg::dtypes::float16 ? 2e-2 : 1e-3;
     std::string m = compare_values(
         a.grads[i], b.grads[i], p.nodes[i].dtype,
-        [&](double x, double y) { return rtol * (std::abs(x) + std::abs(y) + scale); }, "gradient of t" + std::to_string(i));
+        [&](double x, double y) { return rtol * (std::abs(x) + std::abs(y) + scale); },
+        "gradient of t" + std::to_string(i));
     if (!m.empty()) return m;
   }
   return "";

@@ -1,8 +1,9 @@
 // The random-program differential fuzzer (program_fuzz.h): random tensor programs on the CPU (generated C)
 // and on the interpreter, and on CUDA where a GPU opens, forward values and gradients compared.
 // ctest runs it twice: plain (the interpreter runs CPU-style kernels) and as program_fuzz_interp_emulate_cuda
-// (EMULATE=CUDA: the interpreter runs GPU-lowered kernels). FUZZ_PROGRAMS=n runs n programs (default 120),
-// FUZZ_SEED=s starts at seed s (default 1), FUZZ_PRINT=1 prints every program; a failure prints the program and the line that replays it.
+// (EMULATE=CUDA: the interpreter runs GPU-lowered kernels). FUZZ_PROGRAMS=n runs n programs (default 120; 40
+// in Debug builds), FUZZ_SEED=s starts at seed s (default 1), FUZZ_PRINT=1 prints every program; a failure
+// prints the program and the line that replays it.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -31,7 +32,12 @@ bool cuda_opens() {
 }  // namespace
 
 TEST(ProgramFuzz, CpuInterpreterAndCudaAgree) {
-  const uint64_t count = env_u64("FUZZ_PROGRAMS", 120), first = env_u64("FUZZ_SEED", 1);
+#ifdef NDEBUG
+  const uint64_t default_count = 120;
+#else
+  const uint64_t default_count = 40;  // Debug and the asan preset run the library several times slower
+#endif
+  const uint64_t count = env_u64("FUZZ_PROGRAMS", default_count), first = env_u64("FUZZ_SEED", 1);
   std::vector<std::string> devices = {"INTERP"};
   if (cuda_opens()) devices.push_back("CUDA");
   int failures = 0, backward = 0, threw = 0, nodes = 0;
@@ -56,13 +62,15 @@ TEST(ProgramFuzz, CpuInterpreterAndCudaAgree) {
       std::string m = program_fuzz::compare(p, ref, program_fuzz::run(p, dev));
       if (m.empty()) continue;
       ADD_FAILURE() << "CPU against " << dev << ": " << m << (ref.error.empty() ? "" : "\nCPU threw: " + ref.error)
-                    << "\n" << p.describe();
+                    << "\n"
+                    << p.describe();
       failures++;
     }
   }
-  std::printf("program fuzz: %llu programs from seed %llu (%d nodes, %d with backward, %d threw tg::Error on every "
-              "device), CPU against",
-              (unsigned long long)count, (unsigned long long)first, nodes, backward, threw);
+  std::printf(
+      "program fuzz: %llu programs from seed %llu (%d nodes, %d with backward, %d threw tg::Error on every "
+      "device), CPU against",
+      (unsigned long long)count, (unsigned long long)first, nodes, backward, threw);
   for (auto& d : devices) std::printf(" %s", d.c_str());
   std::printf("%s\n", std::getenv("EMULATE") ? (std::string(" (EMULATE=") + std::getenv("EMULATE") + ")").c_str() : "");
   for (auto& [msg, n] : errors) std::printf("  %d programs threw: %s\n", n, msg.c_str());
