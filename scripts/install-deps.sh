@@ -4,6 +4,7 @@
 # uses sudo only when not root. run-main.sh and run-tests.sh call it first.
 # --with-data also installs the data the main job trains on: Debian's dataset-fashion-mnist (the idx .gz
 # files under /usr/share/datasets/fashion-mnist).
+# --with-fuzz also installs a clang >= 16 with its libFuzzer/sanitizer runtimes (scripts/run-fuzzers.sh).
 set -euo pipefail
 
 have() { command -v "$1" >/dev/null 2>&1; }
@@ -25,6 +26,26 @@ have pkg-config || need+=(pkg-config)
 if [ "${1:-}" = --with-data ]; then
   [ -f /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ] || need+=(dataset-fashion-mnist)
 fi
+# The clang++ that builds the fuzz preset: new enough for the library (clang >= 16: C++20 lambdas capture
+# structured bindings) and able to link a libFuzzer target with ASan and UBSan. `--fuzz-clang` prints it.
+fuzz_clang() {
+  local c
+  for c in clang++ clang++-21 clang++-20 clang++-19 clang++-18 clang++-17 clang++-16; do
+    have "$c" && [ "$("$c" -dumpversion | cut -d. -f1)" -ge 16 ] || continue
+    echo 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char*, unsigned long) { return 0; }' |
+      "$c" -x c++ -fsanitize=fuzzer,address,undefined - -o /dev/null 2>/dev/null && { echo "$c"; return 0; }
+  done
+  return 1
+}
+if [ "${1:-}" = --fuzz-clang ]; then
+  fuzz_clang || { echo "install-deps: no clang >= 16 with libFuzzer; run scripts/install-deps.sh --with-fuzz" >&2; exit 1; }
+  exit 0
+fi
+if [ "${1:-}" = --with-fuzz ] && ! fuzz_clang >/dev/null; then
+  # Debian 12's default clang is 14: take its clang-16 then.
+  if apt-cache policy clang-16 2>/dev/null | grep -q 'Candidate: [0-9]'; then need+=(clang-16 libclang-rt-16-dev)
+  else need+=(clang libclang-rt-dev); fi
+fi
 [ ${#need[@]} -eq 0 ] && exit 0
 
 if ! have apt-get; then
@@ -39,5 +60,9 @@ fi
 echo "install-deps: installing ${need[*]}"
 "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
 "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}"
+if [ "${1:-}" = --with-fuzz ] && ! fuzz_clang >/dev/null; then
+  echo "install-deps: no clang >= 16 that links a libFuzzer target (-fsanitize=fuzzer) after installing ${need[*]}" >&2
+  exit 1
+fi
 cmake_ok || { echo "install-deps: cmake >= 3.25 is needed, this system has $(cmake --version | head -n1)" \
                    "(try: python3 -m pip install 'cmake>=3.25')" >&2; exit 1; }

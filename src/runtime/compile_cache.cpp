@@ -21,6 +21,7 @@
 #include <system_error>
 
 #include "helpers/env.h"
+#include "runtime/compile_cache_entry.h"
 #include "runtime/device.h"
 #include "tg/context.h"
 #include "tg/error.h"
@@ -82,38 +83,6 @@ fs::path cache_dir() {
   if (std::string x = getenv_str("XDG_CACHE_HOME"); !x.empty()) return fs::path(x) / "tinygrad_cpp";
   if (std::string home = getenv_str("HOME"); !home.empty()) return fs::path(home) / ".cache" / "tinygrad_cpp";
   return fs::temp_directory_path() / "tinygrad_cpp";
-}
-
-// File layout: magic, then five u64 in host byte order (key, source and binary lengths, the binary's 128-bit
-// checksum), then the key, source and binary bytes.
-constexpr char kMagic[8] = {'T', 'G', 'C', 'C', 'A', 'C', 'H', '1'};
-constexpr size_t kHeader = sizeof(kMagic) + 5 * sizeof(uint64_t);
-
-std::string encode(const std::string& key, const std::string& src, const std::string& bin) {
-  Hash128 check = hash128(bin);
-  uint64_t fields[5] = {key.size(), src.size(), bin.size(), check.lo, check.hi};
-  std::string out(kMagic, sizeof(kMagic));
-  out.append(reinterpret_cast<const char*>(fields), sizeof(fields));
-  return out + key + src + bin;
-}
-
-// The binary stored in `file` if the file is whole and was written for exactly this key and source.
-bool decode(const std::string& file, const std::string& key, const std::string& src, std::string* bin) {
-  if (file.size() < kHeader || std::memcmp(file.data(), kMagic, sizeof(kMagic)) != 0) return false;
-  uint64_t f[5];
-  std::memcpy(f, file.data() + sizeof(kMagic), sizeof(f));
-  // Compare lengths one at a time against what is left, so a corrupted huge length cannot overflow.
-  uint64_t left = file.size() - kHeader;
-  if (f[0] > left || f[1] > left - f[0] || f[2] != left - f[0] - f[1]) return false;
-  if (f[0] != key.size() || f[1] != src.size()) return false;
-  const char* p = file.data() + kHeader;
-  if (std::memcmp(p, key.data(), key.size()) != 0 || std::memcmp(p + key.size(), src.data(), src.size()) != 0)
-    return false;
-  std::string b(p + key.size() + src.size(), f[2]);
-  Hash128 check = hash128(b);
-  if (check.lo != f[3] || check.hi != f[4]) return false;
-  *bin = std::move(b);
-  return true;
 }
 
 // Only a regular file is an entry: a directory or a FIFO at an entry's name (left by a user or another
@@ -184,6 +153,39 @@ void write_atomic(const fs::path& path, const std::string& data) {
 
 }  // namespace
 
+// File layout: magic, then five u64 in host byte order (key, source and binary lengths, the binary's 128-bit
+// checksum), then the key, source and binary bytes.
+namespace {
+constexpr char kMagic[8] = {'T', 'G', 'C', 'C', 'A', 'C', 'H', '1'};
+constexpr size_t kHeader = sizeof(kMagic) + 5 * sizeof(uint64_t);
+}  // namespace
+
+std::string encode_cache_entry(const std::string& key, const std::string& src, const std::string& bin) {
+  Hash128 check = hash128(bin);
+  uint64_t fields[5] = {key.size(), src.size(), bin.size(), check.lo, check.hi};
+  std::string out(kMagic, sizeof(kMagic));
+  out.append(reinterpret_cast<const char*>(fields), sizeof(fields));
+  return out + key + src + bin;
+}
+
+bool decode_cache_entry(const std::string& file, const std::string& key, const std::string& src, std::string* bin) {
+  if (file.size() < kHeader || std::memcmp(file.data(), kMagic, sizeof(kMagic)) != 0) return false;
+  uint64_t f[5];
+  std::memcpy(f, file.data() + sizeof(kMagic), sizeof(f));
+  // Compare lengths one at a time against what is left, so a corrupted huge length cannot overflow.
+  uint64_t left = file.size() - kHeader;
+  if (f[0] > left || f[1] > left - f[0] || f[2] != left - f[0] - f[1]) return false;
+  if (f[0] != key.size() || f[1] != src.size()) return false;
+  const char* p = file.data() + kHeader;
+  if (std::memcmp(p, key.data(), key.size()) != 0 || std::memcmp(p + key.size(), src.data(), src.size()) != 0)
+    return false;
+  std::string b(p + key.size() + src.size(), f[2]);
+  Hash128 check = hash128(b);
+  if (check.lo != f[3] || check.hi != f[4]) return false;
+  *bin = std::move(b);
+  return true;
+}
+
 int64_t Compiler::compiles() { return g_compiles.load(); }
 
 std::string Compiler::compile_cached(const std::string& src) {
@@ -196,13 +198,13 @@ std::string Compiler::compile_cached(const std::string& src) {
   fs::path path = dir / (hex(hash128(key + '\0' + src)) + ".bin");
   std::string file, bin;
   clean_stale_temps(dir);
-  if (read_file(path, &file) && decode(file, key, src, &bin)) return bin;
+  if (read_file(path, &file) && decode_cache_entry(file, key, src, &bin)) return bin;
   g_compiles++;
   bin = compile(src);
   // The cache is an optimization: a directory we cannot create or write just means no caching.
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (!ec) write_atomic(path, encode(key, src, bin));
+  if (!ec) write_atomic(path, encode_cache_entry(key, src, bin));
   if (ec && DEBUG >= 2) std::fprintf(stderr, "compile cache: cannot use %s: %s\n", dir.c_str(), ec.message().c_str());
   return bin;
 }

@@ -111,7 +111,7 @@ class Parser {
       expect(':');
       skip_ws();
       Json member = value(depth + 1);
-      v.members.emplace_back(std::move(key), std::move(member));
+      v.members.push_back({std::move(key), std::move(member)});
       skip_ws();
       if (peek() == ',' && !eof()) {
         i_++;

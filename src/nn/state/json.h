@@ -12,18 +12,27 @@
 
 namespace tg::nn::state {
 
+struct JsonMember;
+
 struct Json {
   enum class Kind { Null, Bool, Number, String, Array, Object };
   Kind kind = Kind::Null;
   bool boolean = false;
-  std::string text;                                   // String: the value; Number: its literal text
-  std::vector<Json> items;                            // Array
-  std::vector<std::pair<std::string, Json>> members;  // Object, in file order
+  std::string text;         // String: the value; Number: its literal text
+  std::vector<Json> items;  // Array
+  // Object, in file order. A struct declared ahead, not std::pair<std::string, Json>: a pair of an incomplete
+  // type is ill-formed, and clang (with libstdc++ 12) rejects it where g++ let it pass.
+  std::vector<JsonMember> members;
 
   const Json* find(std::string_view key) const;  // Object member or nullptr
   // A Number that is an integer literal (no fraction or exponent) fitting in uint64_t.
   std::optional<uint64_t> as_uint() const;
   static const char* kind_name(Kind k);
+};
+
+struct JsonMember {
+  std::string key;
+  Json value;
 };
 
 // Parses `text` as exactly one JSON value (whitespace around it allowed). Throws tg::Error
