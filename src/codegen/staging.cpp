@@ -15,8 +15,6 @@ namespace {
 ContextVar STAGES("STAGES", -1);
 ContextVar TC_STAGES("TC_STAGES", -1);
 
-constexpr int64_t kLdmatrixRow = 8;  // 16-bit elements of one LDMATRIX row (16 bytes)
-
 bool is_tile_dim(AxisKind kind) {
   return kind == AxisKind::LOCAL || kind == AxisKind::UPCAST || kind == AxisKind::UNROLL;
 }
