@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <random>
 
 #include "../common/kernel_source.h"
@@ -109,4 +110,19 @@ TEST(Staging, RandomShapesAgainstReference) {
             << " at " << i << "," << j;
       }
   }
+}
+
+TEST(Staging, GemmTileKnobTooLargeIsAnError) {
+  tg::CUDARenderer cuda;
+  Tensor a = Tensor::empty({256, 64}), b = Tensor::empty({64, 256});
+  tg::Kernel k(last_ast(a.matmul(b)), cuda);
+  ::setenv("GEMM_TILE", "8,16,8,16,16", 1);  // 2048 values a thread
+  try {
+    k.hand_coded_optimizations();
+    ADD_FAILURE() << "an impossible tile was taken";
+  } catch (const tg::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("GEMM_TILE=8,16,8,16,16"), std::string::npos) << e.what();
+    EXPECT_TRUE(k.applied_opts().empty()) << "nothing applied before the error";
+  }
+  ::unsetenv("GEMM_TILE");
 }

@@ -43,6 +43,11 @@ bool Kernel::gemm_opts(const std::function<bool(const Opt&)>& try_opt) {
   auto n = [&] { return along(ib, ia); };
   const MatmulTile t = matmul_tile("GEMM_TILE", kGemmTile, 256);
   const int64_t um = t.upcast_m, un = t.upcast_n, lm = t.threads_m, ln = t.threads_n, uk = t.unroll_k;
+  // (a tile the kernel's limits refuse is the knob's error, caught before any opt is applied)
+  if (um * un * uk > 1024 || lm * ln > renderer_.max_local_size())
+    throw Error("GEMM_TILE=" + getenv_str("GEMM_TILE") + ": " + std::to_string(um * un * uk) +
+                " values a thread (um*un*uk, at most 1024) and " + std::to_string(lm * ln) +
+                " threads a block (lm*ln, at most " + std::to_string(renderer_.max_local_size()) + ")");
   if (m() < 0 || n() < 0 || full_shape_[size_t(m())] % (um * lm) != 0 || full_shape_[size_t(n())] % (un * ln) != 0 ||
       un % 4 != 0 || full_shape_[size_t(first_reduce())] % uk != 0 || full_shape_[size_t(first_reduce())] <= uk)
     return false;
