@@ -11,7 +11,12 @@
 // A REDUCE_AXIS at one output lane reduces its source over the UNROLL values in a balanced tree
 // ((x0+x1)+(x2+x3)), then accumulates that across the reduce loops (REDUCE(value, ranges...)). When the
 // vector dim is an UNROLL dim, each of its lanes accumulates separately and the lanes are added in a tree
-// after the loop.
+// after the loop. (On GPUs the linearizer then adds the tree's terms to the accumulator one by one: see
+// LinearizeOptions::sequential_sums.)
+//
+// GPU launch: the innermost LOOP dims are the grid, LOCAL/GROUP dims the threads of a block; a tensor core's
+// two lane dims share threadIdx.x. Loads that a workgroup shares in a matmul go through shared memory
+// (codegen/staging.h): their values are loads of the staged tile, or LDMATRIX fragments for a tensor core.
 #include "codegen/lowerer.h"
 
 #include <array>
