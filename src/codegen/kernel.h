@@ -70,6 +70,8 @@ class Kernel {
   const std::optional<TcSetup>& tensor_core() const { return tc_; }
   const std::vector<TcRole>& roles() const { return roles_; }
   int dim_of(TcRole role) const;  // the dim with that role, -1 when none
+  // Stride of dim d in the last view of tracker i, whatever views lie below it (-1 when that view is masked).
+  int64_t last_view_stride(size_t i, int d) const;
   // Product of the UNROLL/UPCAST dims: how many copies of the body the lowerer writes (before vectors).
   int64_t upcast_size() const;
   int64_t local_size() const;  // threads of one workgroup: the product of the LOCAL and GROUP dims
@@ -127,11 +129,10 @@ class Kernel {
   // makes it not a plain stride.
   int64_t stride_of(size_t i, int d) const;
   bool is_expanded_in_some_load(int d) const;
-  // Stride of dim d in the last view of tracker i, whatever views lie below it (-1 when that view is masked).
-  int64_t last_view_stride(size_t i, int d) const;
   // hand_coded_optimizations on renderers with tensor cores: TC plus register tiles and warps for a matmul;
   // false (and no opt applied) when the kernel cannot take one or TC=0.
   bool tensor_core_opts(const std::function<bool(const Opt&)>& try_opt);
+  void unroll_k(int amount, const std::function<bool(const Opt&)>& try_opt);
   // hand_coded_optimizations on GPUs with shared-memory staging: register tiles, threads and K steps for a
   // matmul without a tensor core (codegen/opt/gemm.cpp); false (and no opt applied) when it is not one.
   bool gemm_opts(const std::function<bool(const Opt&)>& try_opt);

@@ -7,7 +7,7 @@
 // nest, so loads that only depend on output loops are not repeated per reduce step.
 //
 // A sum of a tensor core's lanes (REDUCE ADD of GEP(WMMA, i) for i = 0..3, the WMMAs chained through their
-// C inputs from zeros) folds its accumulators into the chain: the first WMMA takes acc0..acc3 as C and the
+// C inputs from zeros; likewise the n / 2 lanes of WGMMAs) folds its accumulators into the chain: the first WMMA takes acc0..acc3 as C and the
 // accumulators are assigned the last one's lanes, instead of adding each result to them (4 adds per mma).
 #include "codegen/linearize.h"
 
@@ -118,33 +118,37 @@ class Linearizer {
     }
   }
 
-  // The tensor-core chains of group gi whose 4 lanes are summed by 4 of its REDUCEs: the chain's first WMMA
-  // gets the accumulators as C. Every intermediate lane must feed only the next WMMA of the chain.
+  // The tensor-core chains of group gi whose lanes (4 of a WMMA, n / 2 of a WGMMA) are summed by REDUCEs of it:
+  // the chain's first op gets the accumulators as C. Every intermediate lane must feed only the next op of the
+  // chain.
+  static bool is_mma(const UOp* u) { return u && (u->op == Ops::WMMA || u->op == Ops::WGMMA); }
+  static size_t c_start(const UOp* u) { return u->op == Ops::WMMA ? size_t(TensorCore::kA + TensorCore::kB) : 5; }
+
   void fold_wmma_chains(int gi, const std::vector<UOpPtr>& accs) {
     const Group& g = groups_[size_t(gi)];
     std::unordered_map<const UOp*, int> uses;
     for (const UOp* u : topo_)
       for (auto& s : u->src) uses[s.get()]++;
-    std::unordered_map<const UOp*, std::array<int, TensorCore::kC>> lanes;  // last WMMA -> member per lane
+    std::unordered_map<const UOp*, std::vector<int>> lanes;  // last op of a chain -> member per lane
     for (size_t m = 0; m < g.members.size(); m++) {
       const UOp* r = g.members[m];
       const UOp* v = r->src[0].get();
-      if (r->get<int64_t>() != int64_t(Ops::ADD) || v->op != Ops::GEP || v->src[0]->op != Ops::WMMA || uses[v] != 1)
+      if (r->get<int64_t>() != int64_t(Ops::ADD) || v->op != Ops::GEP || !is_mma(v->src[0].get()) || uses[v] != 1)
         continue;
       auto [it, fresh] = lanes.try_emplace(v->src[0].get());
-      if (fresh) it->second.fill(-1);
+      if (fresh) it->second.assign(size_t(v->src[0]->dtype.count), -1);
       it->second[size_t(v->get<int64_t>())] = int(m);
     }
-    constexpr size_t c0 = TensorCore::kA + TensorCore::kB;
     for (auto& [last, mem] : lanes) {
       if (std::count(mem.begin(), mem.end(), -1) != 0) continue;
-      // walk down the chain to the WMMA whose C is zeros
+      // walk down the chain to the op whose C is zeros
       const UOp* first = last;
+      const size_t c0 = c_start(last), nc = mem.size();
       bool ok = true;
       for (;;) {
         const UOp* prev = first->src[c0]->op == Ops::GEP ? first->src[c0]->src[0].get() : nullptr;
-        bool zeros = true, chained = prev && prev->op == Ops::WMMA;
-        for (size_t i = 0; i < TensorCore::kC; i++) {
+        bool zeros = true, chained = prev && prev->op == last->op;
+        for (size_t i = 0; i < nc; i++) {
           const UOp* c = first->src[c0 + i].get();
           zeros &= c->op == Ops::CONST && c->const_value() == 0;
           chained &= c->op == Ops::GEP && c->src[0].get() == prev && c->get<int64_t>() == int64_t(i) && uses[c] == 1;
@@ -220,7 +224,7 @@ class Linearizer {
     std::vector<UOpPtr> srcs;
     for (auto& s : u->src) srcs.push_back(map_.at(s.get()));
     if (auto it = wmma_c_.find(u); it != wmma_c_.end())
-      std::copy(it->second.begin(), it->second.end(), srcs.end() - TensorCore::kC);
+      std::copy(it->second.begin(), it->second.end(), srcs.end() - std::ptrdiff_t(it->second.size()));
     UOpPtr n = UOp::make(u->op, u->dtype, std::move(srcs), u->arg);
     map_[u] = n;
     push(n);
@@ -321,6 +325,8 @@ int64_t estimate_flops(const std::vector<UOpPtr>& uops) {
     } else if (u->op == Ops::WMMA) {  // one warp-wide m x n x k multiply-add, counted per lane
       if (const TensorCore* tc = TensorCore::from_name(u->get<std::string>()))
         total += mult * 2 * tc->m * tc->n * tc->k / TensorCore::kLanes;
+    } else if (u->op == Ops::WGMMA) {  // one warpgroup-wide 64 x n x 16 multiply-add, counted per thread
+      total += mult * 2 * 64 * WgmmaArg::unpack(u->get<std::vector<int64_t>>()).n * 16 / 128;
     }
   }
   return total * outer;

@@ -552,13 +552,18 @@ class Lowerer {
     std::optional<Staging> staging;
     if (reduce_ranges_.size() == 1)
       staging = Staging::plan({k_, dims_, reduce_ranges_[0], {tcs.a, tcs.b}, {la->src[0], lb->src[0]}});
-    std::unordered_map<int64_t, std::vector<UOpPtr>> tiles;  // tile (M_HI = N_LO = 0) -> C's 4 lanes
+    // WGMMA: one per warpgroup, tile and K step; its lanes are C's registers 4 j + 2 M_HI + N_LO (j: n-tile dim)
+    const bool wg = staging && staging->wgmma();
+    const size_t jx = wg ? ua_of_dim(staging->ntile_dim()) : 0;
+    std::unordered_map<int64_t, std::vector<UOpPtr>> tiles;  // tile (M_HI = N_LO = 0) -> C's lanes
     for (int64_t k = 0; k < count(in.mask); k++) {
       Combo cb = decode(in.mask, k), base = cb;
       base[mhi] = base[nlo] = 0;
+      if (wg) base[jx] = 0;
       auto [it, fresh] = tiles.try_emplace(key(in.mask, base));
-      if (fresh) it->second = wmma_tile(tcs.tc, la, lb, base, other_unroll, {mhi, khi, klo}, staging ? &*staging : nullptr);
-      UOpPtr v = it->second.at(size_t(cb[nlo] + 2 * cb[mhi]));
+      if (fresh && wg) it->second = wgmma_tile(tcs, la, lb, base, other_unroll, *staging);
+      else if (fresh) it->second = wmma_tile(tcs.tc, la, lb, base, other_unroll, {mhi, khi, klo}, staging ? &*staging : nullptr);
+      UOpPtr v = it->second.at(size_t(cb[nlo] + 2 * cb[mhi] + (wg ? 4 * cb[jx] : 0)));
       if (!reduce_ranges_.empty()) {
         std::vector<UOpPtr> s{v};
         s.insert(s.end(), reduce_ranges_.begin(), reduce_ranges_.end());
@@ -566,6 +571,29 @@ class Lowerer {
       }
       in.vals.push_back(Val{v, {}});
     }
+  }
+
+  // C's lanes for one warpgroup tile: WGMMA(A, B in shared memory, C) over the unrolled K values outside the
+  // tensor core, the first after a fence, the last waited for (renderer/tensor_core.h).
+  std::vector<UOpPtr> wgmma_tile(const TcSetup& tcs, const UOp* la, const UOp* lb, const Combo& base,
+                                 uint64_t other_unroll, const Staging& staging) {
+    const StagingInput sin{k_, dims_, reduce_ranges_[0], {tcs.a, tcs.b}, {la->src[0], lb->src[0]}};
+    const UOpPtr off_a = staging.wgmma_offset(sin, 0), off_b = staging.wgmma_offset(sin, 1);
+    const int n = int(8 * k_.full_shape()[size_t(staging.ntile_dim())]);
+    std::vector<UOpPtr> c(size_t(n / 2), UOp::const_(tcs.tc.acc, 0));
+    const int64_t steps = count(other_unroll);
+    for (int64_t j = 0; j < steps; j++) {
+      Combo cb = base, uc = decode(other_unroll, j);
+      for (size_t i = 0; i < ua_.size(); i++)
+        if (other_unroll >> i & 1) cb[i] = uc[i];
+      const WgmmaArg arg{n, tcs.tc.in == dtypes::bfloat16, staging.wgmma_operand(0), staging.wgmma_operand(1), j == 0,
+                         j + 1 == steps};
+      std::vector<UOpPtr> srcs{staging.buffer(0), subst(off_a, cb), staging.buffer(1), subst(off_b, cb), staging.after()};
+      srcs.insert(srcs.end(), c.begin(), c.end());
+      UOpPtr w = UOp::make(Ops::WGMMA, tcs.tc.acc.vec(n / 2), std::move(srcs), arg.pack());
+      for (int i = 0; i < n / 2; i++) c[size_t(i)] = UOp::make(Ops::GEP, tcs.tc.acc, {w}, int64_t(i));
+    }
+    return c;
   }
 
   // C's 4 lanes for one tile: WMMA(A regs, B regs, C) over the unrolled K values outside the tensor core.

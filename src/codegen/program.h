@@ -33,13 +33,21 @@
 //                  core ("WMMA_16_8_16_half_float", renderer/tensor_core.h): one warp-wide D = A·B + C; every
 //                  thread of the workgroup reaches it together. Its lanes are read with GEP.
 //
+//   WGMMA          dtype float.vec(n / 2), src (A's DEFINE_LOCAL, A idx, B's DEFINE_LOCAL, B idx, after, C's n / 2
+//                  lanes), arg WgmmaArg (renderer/tensor_core.h) packed as int64s: Hopper's warpgroup-wide
+//                  D (64 x n) = A (64 x 16) · B (16 x n) + C, A and B read from shared memory at A idx, B idx (the
+//                  same in every thread of a warpgroup, 16-byte aligned) in the core-matrix layout the arg
+//                  gives. 128 consecutive threads form a warpgroup; every thread of the workgroup reaches it
+//                  together. `after` orders it (the ASYNC_COMMIT of its step's copies).
+//
 //   Shared-memory staging of tensor-core operands (codegen/tc_staging.h), GPU only:
 //   CP_ASYNC       void, src (dst DEFINE_LOCAL, dst idx, src DEFINE_GLOBAL, src idx, gate bool, after...), arg
 //                  int64 n: copy n elements (16 bytes) from src+idx to dst+idx, asynchronously, if gate. The
 //                  sources after the gate only order it (the BARRIER it must follow).
 //   ASYNC_COMMIT   void, src (CP_ASYNCs, earlier ASYNC_COMMIT...): closes a group of the thread's copies.
 //   ASYNC_WAIT     void, src (ordering: the ASYNC_COMMIT it follows, the RANGE it sits in), arg int64 n:
-//                  waits until at most n of the thread's groups are still in flight. (The interpreter copies
+//                  waits until at most n % 256 of the thread's groups are still in flight; n >= 256: then
+//                  makes the copies visible to the async proxy (WGMMA reads them). (The interpreter copies
 //                  at once, so both are no-ops there.)
 //   LDMATRIX       dtype T.vec(2 * count), src (DEFINE_LOCAL, row idx, after...), arg LdmatrixArg (renderer/tensor_core.h) packed as
 //                  int64 (count | trans << 8): warp-wide load of `count` 8x8 matrices of 16-bit T; lane l gives

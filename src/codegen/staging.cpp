@@ -75,6 +75,108 @@ std::optional<Staging::Layout> Staging::layout(const Kernel& k, size_t view, int
   return L;
 }
 
+// WGMMA staging (see staging.h): the kernel's warp dim along M and n-tile dim along N, then both operands'
+// core-matrix layouts.
+bool Staging::plan_wgmma(const Kernel& k) {
+  if (!k.renderer().wgmma()) return false;
+  const Shape& fs = k.full_shape();
+  const size_t a = k.tensor_core()->a, b = k.tensor_core()->b;
+  auto st = [&](size_t view, int d) { return k.last_view_stride(view, d); };
+  const int g = k.dim_of(TcRole::LANE_G), mhi = k.dim_of(TcRole::M_HI);
+  int warp = -1, ntile = -1;
+  for (int d = int(fs.size()) - 1; d >= 0 && warp < 0; d--)  // the innermost warp dim (lidx1)
+    if (k.kinds()[size_t(d)] == AxisKind::LOCAL && k.roles()[size_t(d)] == TcRole::NONE) warp = d;
+  if (warp < 0 || fs[size_t(warp)] % 4 != 0 || st(a, g) <= 0 || st(b, g) <= 0 || st(b, warp) != 0 ||
+      st(a, warp) != 16 * st(a, g) || st(a, mhi) != 8 * st(a, g))
+    return false;
+  for (int d = 0; d < int(fs.size()); d++)
+    if (k.kinds()[size_t(d)] == AxisKind::UPCAST && k.roles()[size_t(d)] == TcRole::NONE && st(a, d) == 0 &&
+        st(b, d) == 8 * st(b, g) && fs[size_t(d)] * 8 <= 256)
+      ntile = d;
+  if (ntile < 0) return false;
+  for (int op = 0; op < 2; op++) {
+    auto lw = wgmma_layout(k, op == 0 ? a : b, op, warp, ntile);
+    if (!lw) return false;
+    layout_.push_back(lw->first);
+    wg_[size_t(op)] = lw->second;
+    vec_.push_back(8);
+  }
+  wgmma_ = true;
+  warp_dim_ = warp;
+  ntile_dim_ = ntile;
+  return true;
+}
+
+// Core matrices of 64 elements (8 rows of 16 bytes) follow each other 144 bytes apart along the operand's
+// contiguous direction (the 16 bytes of padding put the 8 chunks of a 128-byte global row in 8 different bank
+// groups), then along the other direction, then the other tile dims. The copies take a global row's chunks with
+// consecutive threads (whole 128-byte lines from L2).
+std::optional<std::pair<Staging::Layout, WgmmaOperand>> Staging::wgmma_layout(const Kernel& k, size_t view, int op,
+                                                                              int warp, int ntile) {
+  const ShapeTracker& tr = k.sts()[view];
+  if (tr.views.size() != 1 || tr.views[0].mask || tr.views[0].offset % 8 != 0) return std::nullopt;
+  const View& v = tr.views[0];
+  const Shape& fs = k.full_shape();
+  auto stride = [&](int d) { return fs[size_t(d)] == 1 ? 0 : v.strides[size_t(d)]; };
+  const int g = k.dim_of(TcRole::LANE_G), t = k.dim_of(TcRole::LANE_T), klo = k.dim_of(TcRole::K_LO);
+  const bool kmajor = stride(klo) == 1 && stride(t) == 2, mnmajor = !kmajor && stride(g) == 1;
+  if (!kmajor && !mnmajor) return std::nullopt;
+  std::vector<int> octet = kmajor ? std::vector<int>{klo, t} : std::vector<int>{g};
+  std::vector<int> rows = kmajor ? std::vector<int>{g} : std::vector<int>{klo, t};
+  std::vector<int> kgroups{k.dim_of(TcRole::K_HI)}, mngroups;
+  if (op == 0) mngroups = {k.dim_of(TcRole::M_HI), warp};
+  else mngroups = {ntile};
+  std::vector<int> rest;  // the other tile dims, innermost in global memory first; K dims join the K groups
+  for (int d = 0; d < int(fs.size()); d++) {
+    auto listed = [&](const std::vector<int>& l) { return std::find(l.begin(), l.end(), d) != l.end(); };
+    if (stride(d) == 0 || listed(octet) || listed(rows) || listed(kgroups) || listed(mngroups)) continue;
+    if (stride(d) < 0 || stride(d) % 8 != 0) return std::nullopt;  // whole 16-byte units, forward
+    if (is_tile_dim(k.kinds()[size_t(d)])) rest.push_back(d);
+  }
+  std::sort(rest.begin(), rest.end(), [&](int x, int y) { return stride(x) < stride(y); });
+  std::vector<int> others;
+  for (int d : rest) (k.kinds()[size_t(d)] == AxisKind::UNROLL ? kgroups : others).push_back(d);
+  std::vector<int>& lead = kmajor ? kgroups : mngroups;  // along the contiguous direction
+  std::vector<int>& other = kmajor ? mngroups : kgroups;
+  std::unordered_map<int, int64_t> sstride;
+  int64_t next = 1;
+  for (const std::vector<int>* group : {&octet, &rows}) for (int d : *group) sstride[d] = next, next *= fs[size_t(d)];
+  next = 72;  // 144 bytes: a core matrix and 16 bytes of padding
+  for (const std::vector<int>* group : {&lead, &other, &others}) for (int d : *group) sstride[d] = next, next *= fs[size_t(d)];
+  for (const std::vector<int>* group : {&rows, &lead, &other, &others})
+    for (int d : *group)
+      if (stride(d) % 8 != 0) return std::nullopt;
+  // copy order, innermost first: the 16 bytes, the chunks along the contiguous direction, the rows, the rest
+  std::vector<int> order = octet;
+  for (const std::vector<int>* group : {&lead, &rows, &other, &others}) order.insert(order.end(), group->begin(), group->end());
+  Layout L;
+  for (size_t i = order.size(); i-- > 0;) L.dims.push_back(order[i]), L.sstride.push_back(sstride.at(order[i]));
+  L.run = 8;
+  L.stage = next;
+  L.box = 1;
+  for (int d : order) L.box *= fs[size_t(d)];
+  L.trans = mnmajor;
+  const int64_t kstride = sstride.at(kgroups[0]), mnstride = sstride.at(mngroups[0]);
+  return std::make_pair(L, WgmmaOperand{L.trans, kstride, mnstride});
+}
+
+// The operand's first element for the warpgroup's WGMMA at K_HI 0: the lane and register dims of the tensor core
+// at 0, the warp at its warpgroup's first warp, the n-tile dim at 0.
+UOpPtr Staging::wgmma_offset(const StagingInput& in, int op) const {
+  const Kernel& k = in.k;
+  const DType idt = in.reduce_range->dtype;
+  std::unordered_map<const UOp*, UOpPtr> value;
+  for (TcRole r : {TcRole::LANE_G, TcRole::LANE_T, TcRole::K_LO, TcRole::K_HI, TcRole::M_HI})
+    value[in.dims.at(size_t(k.dim_of(r))).get()] = ci(0, idt);
+  const UOpPtr& w = in.dims.at(size_t(warp_dim_));
+  value[w.get()] = idiv(w, ci(4, idt)) * ci(4, idt);
+  value[in.dims.at(size_t(ntile_dim_)).get()] = ci(0, idt);
+  return simplify(substitute(stage_index(in, size_t(op)), [&](const UOp* u) -> UOpPtr {
+    auto it = value.find(u);
+    return it == value.end() ? nullptr : it->second;
+  }));
+}
+
 std::optional<Staging> Staging::plan(const StagingInput& in) {
   ScopedPass pass("staging");
   const Kernel& k = in.k;
@@ -88,15 +190,20 @@ std::optional<Staging> Staging::plan(const StagingInput& in) {
   const int64_t steps = end->const_int_value();
   Staging s;
   s.view_ = in.views;
+  if (!(tc && s.plan_wgmma(k))) {
+    for (size_t op = 0; op < in.views.size(); op++) {
+      const DType dt = in.bufs[op]->dtype.base().scalar_type();
+      auto L = layout(k, in.views[op], 16 / dt.itemsize(), tc);
+      if (!L || 16 % dt.itemsize() != 0) return std::nullopt;
+      s.layout_.push_back(*L);
+      s.vec_.push_back(16 / dt.itemsize());
+    }
+  }
   int64_t stage_bytes = 0;
   for (size_t op = 0; op < in.views.size(); op++) {
-    const DType dt = in.bufs[op]->dtype.base().scalar_type();
-    const int64_t vec = 16 / dt.itemsize();
-    auto L = layout(k, in.views[op], vec, tc);
-    if (!L || 16 % dt.itemsize() != 0 || L->box % (vec * k.local_size()) != 0) return std::nullopt;
-    s.layout_.push_back(*L);
-    s.vec_.push_back(vec);
-    stage_bytes += L->stage * dt.itemsize();
+    const int64_t itemsize = in.bufs[op]->dtype.base().scalar_type().itemsize();
+    if (s.layout_[op].box % (s.vec_[op] * k.local_size()) != 0) return std::nullopt;
+    stage_bytes += s.layout_[op].stage * itemsize;
   }
   // as many stages as leave room for two workgroups per multiprocessor (one more hides a barrier), at most 4
   // (H100, fp16 4096^3, 128 x 128 blocks with K steps of 64: 3 stages 290 TFLOPS, 4 stages (one block) 273)
@@ -122,7 +229,7 @@ std::optional<Staging> Staging::plan(const StagingInput& in) {
   }
   // in the loop: wait for step r, barrier, copy step r+S-1, commit
   const UOpPtr& r = in.reduce_range;
-  UOpPtr wait = UOp::make(Ops::ASYNC_WAIT, dtypes::void_, {commit, r}, int64_t(s.stages_ - 2));
+  UOpPtr wait = UOp::make(Ops::ASYNC_WAIT, dtypes::void_, {commit, r}, int64_t(s.stages_ - 2 + (s.wgmma_ ? 256 : 0)));
   UOpPtr barrier = UOp::make(Ops::BARRIER, dtypes::void_, {wait});
   const UOpPtr next = r + ci(s.stages_ - 1, idt);
   const UOpPtr gate = simplify(lt(next, steps));
@@ -137,6 +244,7 @@ std::optional<Staging> Staging::plan(const StagingInput& in) {
     for (size_t op = 0; op < in.views.size(); op++) s.index_.push_back(s.stage_index(in, op));
     return s;
   }
+  if (s.wgmma_) return s;
   // B's pair dim: its innermost (smallest stride) upcast dim that is not the tensor core's, of even size
   const Layout& lb = s.layout_[1];
   for (size_t i = lb.dims.size(); i-- > 0;) {

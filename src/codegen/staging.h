@@ -21,6 +21,15 @@
 // LDMATRIX reads row pairs (K contiguous, as A of a row-major x or B of x @ w.T) or, with .trans, column pairs
 // (M or N contiguous, as B of a row-major w). An operand whose view is masked, stacked, not 16-byte aligned
 // or whose tile does not split into 16-byte copies over the workgroup is not staged (nor are the others).
+//
+// On Hopper (Renderer::wgmma) a tensor-core kernel shaped for it is staged for WGMMA instead: the warpgroup's
+// op reads A and B straight from shared memory, laid out in core matrices (renderer/tensor_core.h): a core
+// matrix is (K_LO, t) x g (K-major: the operand is contiguous along K in global memory) or g x (K_LO, t)
+// (MN-major), K_HI steps to the next core matrix along K, and M_HI then the warps (A), or the n-tile dim (B),
+// along M or N. The shape it needs: a LOCAL dim of warps along M right above M_HI (a multiple of 4, the
+// innermost warp dim: a warpgroup is 4 warps of consecutive ids) and an UPCAST dim of n-tiles along N right
+// above t (n = 8 x its size, at most 256). The copies then write one core-matrix row each, 8 consecutive rows
+// by 8 consecutive threads (conflict-free).
 #include <array>
 #include <optional>
 #include <vector>
@@ -61,6 +70,15 @@ class Staging {
   int pair_dim() const { return pair_dim_; }
   int stages() const { return stages_; }
 
+  // WGMMA staging: the warp dim along M, the n-tile dim along N (a placeholder dim of the lowerer), each operand's
+  // core-matrix strides, and its offset in the current stage for the warpgroup's first row and column at K_HI 0
+  // (still holding the placeholders of the upcast dims other than the tensor core's and the n-tile dim).
+  bool wgmma() const { return wgmma_; }
+  int warp_dim() const { return warp_dim_; }
+  int ntile_dim() const { return ntile_dim_; }
+  const WgmmaOperand& wgmma_operand(int op) const { return wg_[size_t(op)]; }
+  UOpPtr wgmma_offset(const StagingInput& in, int op) const;
+
  private:
   struct Layout {
     std::vector<int> dims;         // the tile's dims, outermost (largest global stride) first
@@ -71,6 +89,10 @@ class Staging {
     bool trans = false;            // LDMATRIX .trans: the lane dim g is contiguous in shared memory
   };
   static std::optional<Layout> layout(const Kernel& k, size_t view, int64_t vec, bool ldmatrix);
+  // The core-matrix layout of a WGMMA operand (0: A, 1: B), and its strides.
+  static std::optional<std::pair<Layout, WgmmaOperand>> wgmma_layout(const Kernel& k, size_t view, int op, int warp,
+                                                                     int ntile);
+  bool plan_wgmma(const Kernel& k);
   std::vector<UOpPtr> copies(const StagingInput& in, size_t op, const UOpPtr& slot, const UOpPtr& step,
                              const UOpPtr& gate, const UOpPtr& after) const;
   std::vector<UOpPtr> fragment(const StagingInput& in, int op, const UOpPtr& commit) const;
@@ -84,6 +106,9 @@ class Staging {
   int stages_ = 0;
   int pair_dim_ = -1;
   std::array<std::vector<UOpPtr>, 2> regs_;
+  bool wgmma_ = false;
+  int warp_dim_ = -1, ntile_dim_ = -1;
+  std::array<WgmmaOperand, 2> wg_;
 };
 
 }  // namespace tg

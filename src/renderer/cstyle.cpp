@@ -412,6 +412,9 @@ std::string CStyleRenderer::render_async_wait(int64_t) const {
 std::string CStyleRenderer::render_ldmatrix(const std::string&, const std::string&, const std::string&, const UOp&) const {
   throw Error("render: LDMATRIX on " + device() + ", which has no warp-wide matrix loads");
 }
+std::string CStyleRenderer::render_wgmma(const UOp&, const std::string&, const std::vector<std::string>&, Prelude&) const {
+  throw Error("render: WGMMA on " + device() + ", which has no warpgroup tensor cores");
+}
 std::string CStyleRenderer::render_ldmatrix_lane(const std::string&, int64_t, DType) const {
   throw Error("render: LDMATRIX on " + device() + ", which has no warp-wide matrix loads");
 }
@@ -516,7 +519,7 @@ std::string CStyleRenderer::render(const std::string& name, const std::vector<UO
   for (auto& u : uops) {
     if (u->op == Ops::STORE) written.insert(u->src.at(0).get());
     DType dt = u->dtype;
-    if (dt.count > 1 && !dt.ptr) {
+    if (dt.count > 1 && !dt.ptr && u->op != Ops::WGMMA) {  // (a WGMMA's lanes are an array)
       bool seen = false;
       for (auto& v : pre.vector_types) seen |= v == dt;
       if (!seen) pre.vector_types.push_back(dt);
@@ -614,6 +617,18 @@ std::string CStyleRenderer::render(const std::string& name, const std::vector<UO
         line(type_name(u.dtype) + " " + r[i] + " = " + render_wmma(u, a, raw, packed, pre) + ";");
         break;
       }
+      case Ops::WGMMA: {
+        std::vector<std::string> a;
+        for (size_t k = 0; k < u.src.size(); k++) a.push_back(k == 1 || k == 3 ? strip_parens(src(u, k)) : src(u, k));
+        r[i] = fresh("wg");
+        std::string stmts = render_wgmma(u, r[i], a, pre);
+        for (size_t at = 0; at <= stmts.size();) {
+          size_t nl = std::min(stmts.find('\n', at), stmts.size());
+          if (nl > at) line(stmts.substr(at, nl - at));
+          at = nl + 1;
+        }
+        break;
+      }
       case Ops::CP_ASYNC: {
         if (u.src.size() < 5) throw Error(where(i) + ": CP_ASYNC takes (dst, dst idx, src, src idx, gate, after...)");
         std::string st = render_cp_async(src(u, 0), strip_parens(src(u, 1)), src(u, 2), strip_parens(src(u, 3)),
@@ -671,10 +686,13 @@ std::string CStyleRenderer::render(const std::string& name, const std::vector<UO
         else if (u.op == Ops::VECTORIZE) e = render_vectorize(u.dtype, a, pre);
         else if (u.op == Ops::GEP && u.src[0]->op == Ops::LDMATRIX)
           e = render_ldmatrix_lane(a.at(0), u.get<int64_t>(), u.dtype);
+        else if (u.op == Ops::GEP && u.src[0]->op == Ops::WGMMA)
+          e = a.at(0) + "[" + std::to_string(u.get<int64_t>()) + "]";
         else if (u.op == Ops::GEP) e = render_gep(a.at(0), u.get<int64_t>(), u.src[0]->dtype);
         else e = render_alu(u, a, pre);
         // (a lane of an LDMATRIX is a cheap view of its registers, mostly read as registers by WMMAs)
-        if (inlined[i] || uses[i] == 0 || (u.op == Ops::GEP && u.src[0]->op == Ops::LDMATRIX)) {
+        if (inlined[i] || uses[i] == 0 ||
+            (u.op == Ops::GEP && (u.src[0]->op == Ops::LDMATRIX || u.src[0]->op == Ops::WGMMA))) {
           r[i] = e;
           break;
         }

@@ -102,6 +102,11 @@ class CStyleRenderer : public Renderer {
   virtual std::string render_ldmatrix(const std::string& name, const std::string& local, const std::string& idx,
                                       const UOp& u) const;
   virtual std::string render_ldmatrix_lane(const std::string& name, int64_t i, DType dt) const;
+  // A WGMMA (codegen/program.h) into a new array `name` of its lanes (declaration included; operands: A's buffer,
+  // A idx, B's buffer, B idx, the ordering source, C's lanes), as statements separated by newlines. The
+  // default throws: no such hardware.
+  virtual std::string render_wgmma(const UOp& u, const std::string& name, const std::vector<std::string>& operands,
+                                   Prelude& pre) const;
   virtual std::string render_ldmatrix_reg(const std::string& name, int64_t q) const;
   // A workgroup's shared buffer of `size` elements of dt at byte `offset` of the kernel's shared memory (see
   // shared_bytes in renderer.h), as a declaration without the `;`.

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <utility>
 
+#include "tg/context.h"
 #include "tg/error.h"
 #include "uop/exec_alu.h"
 
@@ -32,6 +33,12 @@ int sm_version(const std::string& arch) { return arch.rfind("sm_", 0) == 0 ? std
 }  // namespace
 
 bool CUDARenderer::async_copies() const { return sm_version(arch_) >= 80; }
+
+// wgmma exists on sm_90 only (as sm_90a features, which later architectures do not have). Off by default: with
+// operands in the unswizzled core-matrix layout it measures 124-190 TFLOPS on an H100 against mma.sync's 290
+// (docs/gpu-matmul.md: the next step is the 128-byte swizzle).
+static ContextVar WGMMA("WGMMA", 0);
+bool CUDARenderer::wgmma() const { return sm_version(arch_) == 90 && WGMMA > 0; }
 
 int64_t CUDARenderer::shared_memory() const {
   const int sm = sm_version(arch_);
@@ -217,8 +224,51 @@ std::string CUDARenderer::render_cp_async(const std::string& dst, const std::str
 
 std::string CUDARenderer::render_async_commit() const { return "asm volatile(\"cp.async.commit_group;\" ::: \"memory\");"; }
 
+// n >= 256: the copies are then read by wgmma, through the async proxy, which must be told of them.
 std::string CUDARenderer::render_async_wait(int64_t n) const {
-  return "asm volatile(\"cp.async.wait_group " + std::to_string(n) + ";\" ::: \"memory\");";
+  return "asm volatile(\"cp.async.wait_group " + std::to_string(n % 256) + ";" +
+         (n >= 256 ? " fence.proxy.async.shared::cta;" : "") + "\" ::: \"memory\");";
+}
+
+// wgmma.mma_async on the lanes of a fresh array (C's values copied in), A and B by descriptor: start address, LBO
+// (bytes between core matrices along K) and SBO (along M or N), all >> 4, no swizzle (renderer/tensor_core.h). The
+// fence, commit and wait the arg asks for go around it.
+std::string CUDARenderer::render_wgmma(const UOp& u, const std::string& name, const std::vector<std::string>& a,
+                                       Prelude& pre) const {
+  const WgmmaArg w = WgmmaArg::unpack(u.get<std::vector<int64_t>>());
+  const size_t lanes = size_t(w.n / 2);
+  if (a.size() != 5 + lanes) throw Error("render: WGMMA with " + std::to_string(a.size()) + " operands");
+  pre.need("tg_wgmma_desc", [] {
+    return "__device__ inline unsigned long long tg_wgmma_desc(const void* p, unsigned k_bytes, unsigned mn_bytes) {\n"
+           "  unsigned long long s = (unsigned)__cvta_generic_to_shared(p);\n"
+           "  return ((s & 0x3FFFF) >> 4) | (unsigned long long)((k_bytes & 0x3FFFF) >> 4) << 16 |\n"
+           "         (unsigned long long)((mn_bytes & 0x3FFFF) >> 4) << 32;\n}";
+  });
+  auto desc = [&](const std::string& buf, const std::string& idx, const WgmmaOperand& o) {
+    return "tg_wgmma_desc(" + buf + " + " + idx + ", " + std::to_string(2 * o.k_stride) + "u, " +
+           std::to_string(2 * o.mn_stride) + "u)";
+  };
+  std::string s = "float " + name + "[" + std::to_string(lanes) + "] = {";
+  for (size_t q = 0; q < lanes; q++) s += (q ? ", " : "") + strip_parens(a[5 + q]);
+  s += "};\n";
+  const std::string ty = w.bf16 ? "bf16" : "f16";
+  std::string regs, outs;
+  for (size_t q = 0; q < lanes; q++) {
+    regs += (q ? ", %" : "%") + std::to_string(q);
+    outs += std::string(q ? ", " : "") + "\"+f\"(" + name + "[" + std::to_string(q) + "])";
+  }
+  // (an empty asm on the lanes pins them: the compiler may not move their writes past the fence, nor their reads
+  // before the wait)
+  const std::string pin = "asm volatile(\"\" : " + outs + " :: \"memory\");";
+  if (w.fence) s += pin + "\nasm volatile(\"wgmma.fence.sync.aligned;\" ::: \"memory\");\n";
+  const std::string na = std::to_string(lanes), nb = std::to_string(lanes + 1), np = std::to_string(lanes + 2);
+  s += "asm volatile(\"{ .reg .pred p; setp.ne.b32 p, %" + np + ", 0; wgmma.mma_async.sync.aligned.m64n" +
+       std::to_string(w.n) + "k16.f32." + ty + "." + ty + " {" + regs + "}, %" + na + ", %" + nb + ", p, 1, 1, " +
+       (w.a.trans ? "1" : "0") + ", " + (w.b.trans ? "1" : "0") + "; }\" : " + outs + " : \"l\"(" +
+       desc(a[0], a[1], w.a) + "), \"l\"(" + desc(a[2], a[3], w.b) + "), \"r\"(1) : \"memory\");";
+  if (w.wait)
+    s += "\nasm volatile(\"wgmma.commit_group.sync.aligned; wgmma.wait_group.sync.aligned 0;\" ::: \"memory\");\n" + pin;
+  return s;
 }
 
 // ldmatrix into `count` 32-bit registers: `unsigned name[count]`.

@@ -36,6 +36,7 @@ class CUDARenderer : public CStyleRenderer {
   const std::string& arch() const { return arch_; }
   int64_t shared_memory() const override;  // what a block may opt into on the arch (dynamic shared memory)
   bool async_copies() const override;                            // sm_80 and later
+  bool wgmma() const override;                                   // sm_90 (compiled as sm_90a) with WGMMA=1
   // Most threads a block may have, and the most threads the heuristics put in one block.
   static constexpr int kMaxLocal = 1024;
 
@@ -65,6 +66,8 @@ class CUDARenderer : public CStyleRenderer {
   std::string render_async_wait(int64_t n) const override;
   std::string render_ldmatrix(const std::string& name, const std::string& local, const std::string& idx,
                               const UOp& u) const override;
+  std::string render_wgmma(const UOp& u, const std::string& name, const std::vector<std::string>& operands,
+                          Prelude& pre) const override;
   std::string render_ldmatrix_lane(const std::string& name, int64_t i, DType dt) const override;
   std::string render_ldmatrix_reg(const std::string& name, int64_t q) const override;
   std::string param_decl(const Param& p) const override;

@@ -41,6 +41,8 @@ class Renderer {
   // through it with asynchronous copies (CP_ASYNC, ASYNC_COMMIT, ASYNC_WAIT) and LDMATRIX.
   virtual int64_t shared_memory() const { return 0; }
   virtual bool async_copies() const { return false; }
+  // Hopper's warpgroup tensor cores (WGMMA nodes), reading staged operands straight from shared memory.
+  virtual bool wgmma() const { return false; }
   virtual std::string device() const = 0;
 };
 

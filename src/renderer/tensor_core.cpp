@@ -21,6 +21,30 @@ const TensorCore* TensorCore::from_name(const std::string& name) {
   return nullptr;
 }
 
+std::vector<int64_t> WgmmaArg::pack() const {
+  return {n, bf16, a.trans, a.k_stride, a.mn_stride, b.trans, b.k_stride, b.mn_stride, fence, wait};
+}
+
+WgmmaArg WgmmaArg::unpack(const std::vector<int64_t>& v) {
+  if (v.size() != 10) throw Error("WGMMA: its arg needs 10 numbers, has " + std::to_string(v.size()));
+  WgmmaArg w{int(v[0]), v[1] != 0, {v[2] != 0, v[3], v[4]}, {v[5] != 0, v[6], v[7]}, v[8] != 0, v[9] != 0};
+  if (w.n < 8 || w.n > 256 || w.n % 8 != 0) throw Error("WGMMA: n " + std::to_string(w.n) + " (expected 8 .. 256, a multiple of 8)");
+  for (const WgmmaOperand* o : {&w.a, &w.b})
+    if (o->k_stride <= 0 || o->mn_stride <= 0 || o->k_stride % 8 != 0 || o->mn_stride % 8 != 0)
+      throw Error("WGMMA: core matrix strides " + std::to_string(o->k_stride) + ", " + std::to_string(o->mn_stride) +
+                  " (expected positive multiples of 8 elements)");
+  return w;
+}
+
+void emulate_wgmma(const std::vector<double>& a, const std::vector<double>& b, std::vector<double>& d, int n) {
+  for (size_t m = 0; m < 64; m++)
+    for (size_t c = 0; c < size_t(n); c++) {
+      float acc = float(d[m * size_t(n) + c]);
+      for (size_t k = 0; k < 16; k++) acc = float(double(acc) + a[m * 16 + k] * b[k * size_t(n) + c]);
+      d[m * size_t(n) + c] = acc;
+    }
+}
+
 std::vector<std::vector<double>> emulate_mma(const std::vector<std::vector<double>>& a,
                                              const std::vector<std::vector<double>>& b,
                                              const std::vector<std::vector<double>>& c) {

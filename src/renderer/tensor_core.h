@@ -43,12 +43,43 @@ struct LdmatrixArg {
   static LdmatrixArg unpack(int64_t v) { return {int(v & 0xff), bool(v >> 8 & 1)}; }
 };
 
+// WGMMA's arg (codegen/program.h): Hopper's warpgroup-wide D (64 x n, float32) = A (64 x 16) · B (16 x n) + D,
+// A and B read from shared memory. Each operand is stored in "core matrices" of 8 rows x 8 16-bit elements
+// (16 bytes a row, the 128 bytes contiguous): element (r, c) of a core matrix at 8 r + c. K-major: rows are
+// M (or N) and the 8 elements consecutive K; MN-major (trans): rows are K and the elements consecutive M (N).
+// Core matrices lie k_stride elements apart along K and mn_stride along M (N), so A's element (m, k) is at
+//   K-major:  offset + (m / 8) mn_stride + (k / 8) k_stride + 8 (m % 8) + k % 8
+//   MN-major: offset + (m / 8) mn_stride + (k / 8) k_stride + 8 (k % 8) + m % 8
+// and B's (k, n) likewise with n for m. The renderer turns these numbers into the hardware's descriptors,
+// the interpreter reads the elements with them.
+// Thread 32 w + 4 g + t of the warpgroup holds D's lanes 4 j + i at row 16 w + g + 8 (i / 2), column
+// 8 j + 2 t + i % 2: the m16n8 C layout (above) for each 8 columns j.
+struct WgmmaOperand {
+  bool trans = false;  // MN-major
+  int64_t k_stride = 0, mn_stride = 0;
+  bool operator==(const WgmmaOperand&) const = default;
+};
+struct WgmmaArg {
+  int n = 8;                // 8 .. 256, a multiple of 8
+  bool bf16 = false;        // inputs bfloat16 (else float16)
+  WgmmaOperand a, b;
+  bool fence = false;       // wgmma.fence first: D's registers were last written by other instructions
+  bool wait = false;        // commit and wait for the warpgroup's wgmmas after it: D is read next
+  std::vector<int64_t> pack() const;
+  static WgmmaArg unpack(const std::vector<int64_t>& v);  // throws on a malformed arg
+  bool operator==(const WgmmaArg&) const = default;
+};
+
 // The tensor cores of NVIDIA GPUs from sm_80 on (Ampere, Hopper): fp16 and bf16 in, fp32 accumulation.
 const std::vector<TensorCore>& cuda_tensor_cores();
 
 // One warp's multiply-accumulate as the hardware computes it, from the lanes' registers: a[lane][i] (kA per
 // lane), b[lane][i] (kB), c[lane][i] (kC), all as doubles holding the exact input values; returns d[lane][i]
 // in float32 (products are exact, sums in float32 in k order).
+// One warpgroup's WGMMA: d (64 x n, row-major) = a (64 x 16) · b (16 x n) + d, products exact, sums in float32
+// in k order (as emulate_mma).
+void emulate_wgmma(const std::vector<double>& a, const std::vector<double>& b, std::vector<double>& d, int n);
+
 std::vector<std::vector<double>> emulate_mma(const std::vector<std::vector<double>>& a,
                                              const std::vector<std::vector<double>>& b,
                                              const std::vector<std::vector<double>>& c);

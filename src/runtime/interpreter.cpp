@@ -130,6 +130,7 @@ class Executor {
                     " threads of the workgroup");
       if (p_.code[waiting->pc].op == Ops::WMMA) wmma(group, waiting->pc);
       if (p_.code[waiting->pc].op == Ops::LDMATRIX) ldmatrix(group, waiting->pc);
+      if (p_.code[waiting->pc].op == Ops::WGMMA) wgmma(group, waiting->pc);
       for (ThreadCtx& t : group) t.pc++;  // everyone passes the barrier together
     }
   }
@@ -184,6 +185,51 @@ class Executor {
     }
   }
 
+  // A WGMMA runs when every thread of the workgroup stands at it: each warpgroup (128 threads of consecutive
+  // linear ids) reads its A and B from shared memory at the addresses its first thread gives (every thread must
+  // give the same), in the arg's core-matrix layout, and adds their product to the lanes of C its threads hold
+  // (renderer/tensor_core.h has both layouts).
+  void wgmma(std::vector<ThreadCtx>& group, size_t pc) const {
+    const Instr& in = p_.code[pc];
+    const WgmmaArg arg = WgmmaArg::unpack(p_.uops[pc]->get<std::vector<int64_t>>());
+    constexpr size_t kGroup = 128;
+    if (group.size() % kGroup != 0)
+      fail_at(group[0], pc, "needs whole warpgroups of 128 threads, the workgroup has " + std::to_string(group.size()));
+    const size_t n = size_t(arg.n), lanes = n / 2;
+    Instr from_b = in;
+    from_b.buf = in.aux;
+    // element (r, c) of operand `op` (r along M or N, c along K) at offset `base`
+    auto elem = [&](const ThreadCtx& t, const Instr& src, const WgmmaOperand& o, int64_t base, int64_t r, int64_t c) {
+      const int64_t core = o.trans ? 8 * (c % 8) + r % 8 : 8 * (r % 8) + c % 8;
+      return load(t, pc, src, base + (r / 8) * o.mn_stride + (c / 8) * o.k_stride + core).f;
+    };
+    for (size_t w0 = 0; w0 < group.size(); w0 += kGroup) {
+      const ThreadCtx& first = group[w0];
+      const int64_t a0 = first.vals[size_t(in.wide[1])].i, b0 = first.vals[size_t(in.wide[3])].i;
+      for (size_t l = 0; l < kGroup; l++) {
+        const ThreadCtx& t = group[w0 + l];
+        if (t.vals[size_t(in.wide[1])].i != a0 || t.vals[size_t(in.wide[3])].i != b0)
+          fail_at(t, pc, "gives other A/B addresses than the first thread of its warpgroup");
+      }
+      if (a0 % 8 != 0 || b0 % 8 != 0) fail_at(first, pc, "A/B address is not 16-byte aligned");
+      std::vector<double> a(64 * 16), b(16 * n), d(64 * n);
+      for (int64_t m = 0; m < 64; m++)
+        for (int64_t k = 0; k < 16; k++) a[size_t(m * 16 + k)] = elem(first, in, arg.a, a0, m, k);
+      for (int64_t k = 0; k < 16; k++)
+        for (int64_t c = 0; c < int64_t(n); c++) b[size_t(k) * n + size_t(c)] = elem(first, from_b, arg.b, b0, c, k);
+      // thread 32 w + 4 g + t holds lane 4 j + i at row 16 w + g + 8 (i / 2), column 8 j + 2 t + i % 2
+      auto at = [&](size_t l, size_t lane) {
+        const size_t w = l / 32, g = l % 32 / 4, t = l % 4, j = lane / 4, i = lane % 4;
+        return (16 * w + g + 8 * (i / 2)) * n + 8 * j + 2 * t + i % 2;
+      };
+      for (size_t l = 0; l < kGroup; l++)
+        for (size_t q = 0; q < lanes; q++) d[at(l, q)] = group[w0 + l].vals[size_t(in.wide[5 + q])].f;
+      emulate_wgmma(a, b, d, arg.n);
+      for (size_t l = 0; l < kGroup; l++)
+        for (size_t q = 0; q < lanes; q++) group[w0 + l].vals[size_t(in.out) + q] = Num{0, d[at(l, q)]};
+    }
+  }
+
   // CP_ASYNC: the copy, done at once.
   void cp_async(const ThreadCtx& t, size_t pc, const Instr& in) const {
     const Num* v = t.vals.data();
@@ -215,7 +261,7 @@ class Executor {
     const Region& r = region(in.buf);
     if (idx < 0 || idx >= r.size)
       fail_at(t, pc,
-              std::string(in.op == Ops::LOAD || in.op == Ops::LDMATRIX ? "reads" : "writes") +
+              std::string(in.op == Ops::LOAD || in.op == Ops::LDMATRIX || in.op == Ops::WGMMA ? "reads" : "writes") +
                   " out of bounds: buffer " +
                   (in.buf >= kLocalBase ? "local " + std::to_string(in.buf - kLocalBase) : std::to_string(in.buf)) +
                   " (" + r.dtype.repr() + "), index " + std::to_string(idx) + ", size " + std::to_string(r.size));
@@ -294,6 +340,7 @@ class Executor {
         case Ops::BARRIER:
         case Ops::WMMA:  // warp-wide: every thread must get here first (run_group)
         case Ops::LDMATRIX:
+        case Ops::WGMMA:
           t.pc = pc;
           return Stop::kBarrier;
         case Ops::CP_ASYNC:

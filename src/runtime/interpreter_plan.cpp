@@ -68,8 +68,9 @@ class PlanBuilder {
   void decode(int32_t pos) {
     const UOp& u = *spec_.uops[size_t(pos)];
     if (!index_.emplace(&u, pos).second) fail(pos, "appears twice in the program");
-    const bool wide_op = u.op == Ops::WMMA || u.op == Ops::LDMATRIX;  // vector results, read lane by lane with GEP
-    const bool many_srcs = u.op == Ops::WMMA || u.op == Ops::CP_ASYNC || u.op == Ops::ASYNC_COMMIT ||
+    // vector results, read lane by lane with GEP
+    const bool wide_op = u.op == Ops::WMMA || u.op == Ops::LDMATRIX || u.op == Ops::WGMMA;
+    const bool many_srcs = u.op == Ops::WMMA || u.op == Ops::WGMMA || u.op == Ops::CP_ASYNC || u.op == Ops::ASYNC_COMMIT ||
                            u.op == Ops::ASYNC_WAIT || u.op == Ops::LDMATRIX;
     if (u.dtype.count != 1 && !wide_op) fail(pos, "is a vector: vector dtypes are not supported yet");
     Instr in;
@@ -84,13 +85,14 @@ class PlanBuilder {
       if (!visible(def_block_[size_t(it->second)], cur))
         fail(pos, "uses uop " + std::to_string(it->second) + " outside the loop or IF that defines it");
       const int32_t slot = p_.code[size_t(it->second)].out;
-      if (u.op == Ops::WMMA || (u.op == Ops::CP_ASYNC && k < 5)) in.wide.push_back(slot);
+      if (u.op == Ops::WMMA || u.op == Ops::WGMMA || (u.op == Ops::CP_ASYNC && k < 5)) in.wide.push_back(slot);
       if (k < in.src.size()) in.src[k] = slot;
       // Only ordering sources may be void (a BARRIER's stores, an ENDIF's IF, the BARRIER a LOAD of shared
       // memory waits for): a value read must exist.
       bool ordering = u.op == Ops::BARRIER || u.op == Ops::ENDIF ||
                       (u.op == Ops::LOAD && k == 2 && u.src.size() == 3) || (u.op == Ops::CP_ASYNC && k >= 5) ||
-                      u.op == Ops::ASYNC_COMMIT || u.op == Ops::ASYNC_WAIT || (u.op == Ops::LDMATRIX && k >= 2);
+                      u.op == Ops::ASYNC_COMMIT || u.op == Ops::ASYNC_WAIT || (u.op == Ops::LDMATRIX && k >= 2) ||
+                      (u.op == Ops::WGMMA && (k == 0 || k == 2 || k == 4));
       if (slot == kNone && !ordering) fail(pos, "reads uop " + std::to_string(it->second) + ", which has no value");
     }
     in.nsrc = uint8_t(u.src.size());
@@ -186,6 +188,9 @@ class PlanBuilder {
       case Ops::WMMA:
         check_wmma(pos, u);
         break;
+      case Ops::WGMMA:
+        decode_wgmma(pos, u, in, need_int);
+        break;
       case Ops::CP_ASYNC:
         decode_cp_async(pos, u, in, need_int, need_bool);
         break;
@@ -199,8 +204,8 @@ class PlanBuilder {
       case Ops::GEP: {
         need_src(1);
         const int64_t* lane = std::get_if<int64_t>(&u.arg);
-        if (u.src[0]->op != Ops::WMMA && u.src[0]->op != Ops::LDMATRIX)
-          fail(pos, "takes a lane of a WMMA or LDMATRIX (the only vectors here)");
+        if (u.src[0]->op != Ops::WMMA && u.src[0]->op != Ops::LDMATRIX && u.src[0]->op != Ops::WGMMA)
+          fail(pos, "takes a lane of a WMMA, WGMMA or LDMATRIX (the only vectors here)");
         if (!lane || *lane < 0 || *lane >= u.src[0]->dtype.count) fail(pos, "has no lane " + u.arg_repr());
         if (u.dtype != u.src[0]->dtype.scalar_type()) fail(pos, "must have its vector's element dtype");
         in.aux = int32_t(*lane);
@@ -370,6 +375,33 @@ class PlanBuilder {
     in.dtype = elem;
     in.count = arg.count;
     in.trans = arg.trans;
+  }
+
+  // WGMMA (A's DEFINE_LOCAL, A idx, B's DEFINE_LOCAL, B idx, after, C's n / 2 lanes) -> n / 2 float lanes.
+  template <class NeedInt>
+  void decode_wgmma(int32_t pos, const UOp& u, Instr& in, NeedInt need_int) {
+    const auto* packed = std::get_if<std::vector<int64_t>>(&u.arg);
+    if (!packed) fail(pos, "needs a WgmmaArg, has " + u.arg_repr());
+    WgmmaArg arg;
+    try {
+      arg = WgmmaArg::unpack(*packed);
+    } catch (const Error& e) {
+      fail(pos, e.what());
+    }
+    const size_t lanes = size_t(arg.n / 2);
+    if (u.src.size() != 5 + lanes) fail(pos, "needs " + std::to_string(5 + lanes) + " sources");
+    if (u.src[0]->op != Ops::DEFINE_LOCAL || u.src[2]->op != Ops::DEFINE_LOCAL) fail(pos, "reads A and B from DEFINE_LOCALs");
+    need_int(1, "A index");
+    need_int(3, "B index");
+    in.buf = p_.code[size_t(index_.at(u.src[0].get()))].buf;
+    in.aux = p_.code[size_t(index_.at(u.src[2].get()))].buf;
+    const DType in_dt = arg.bf16 ? dtypes::bfloat16 : dtypes::float16;
+    for (int32_t b : {in.buf, in.aux})
+      if (p_.locals[size_t(b - kLocalBase)].first != in_dt) fail(pos, "reads " + in_dt.repr() + " operands from another dtype's buffer");
+    in.dtype = in_dt;
+    for (size_t k = 5; k < u.src.size(); k++)
+      if (u.src[k]->dtype != dtypes::float32) fail(pos, "C lane " + std::to_string(k - 5) + " is " + u.src[k]->dtype.repr());
+    if (u.dtype != dtypes::float32.vec(int(lanes))) fail(pos, "must give " + dtypes::float32.vec(int(lanes)).repr());
   }
 
   // The launch must be exactly the grid the SPECIALs describe, so no thread is lost or run twice.

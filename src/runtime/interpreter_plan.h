@@ -34,12 +34,13 @@ struct Instr {
   uint8_t nsrc = 0;
   int32_t target = kNone;  // RANGE: its ENDRANGE; ENDRANGE: its RANGE; IF: its ENDIF
   int32_t buf = kNone;     // LOAD/STORE: buffer parameter number
-  int32_t aux = 0;         // DEFINE_VAR: position in vars; SPECIAL: dimension 0..2; CP_ASYNC: source buffer
+  int32_t aux = 0;         // DEFINE_VAR: position in vars; SPECIAL: dimension 0..2; CP_ASYNC: source buffer;
+                           // WGMMA: B's buffer (buf: A's)
   int32_t count = 0;       // CP_ASYNC: elements copied; LDMATRIX: 8x8 matrices
   bool trans = false;      // LDMATRIX .trans
   SpecialKind special = SpecialKind::kGroup;
   Num imm;                    // CONST value, already in the node's dtype
-  std::vector<int32_t> wide;  // WMMA: all its source slots (A's, B's, then C's registers); CP_ASYNC: its 5 values
+  std::vector<int32_t> wide;  // WMMA, WGMMA: all its source slots (WMMA: A's, B's, then C's registers); CP_ASYNC: its 5 values
 };
 
 // Where the threads of a launch stand.
@@ -58,7 +59,7 @@ inline std::string node_str(int32_t pos, const UOp& u) {
 constexpr Ops kExecuted[] = {
     Ops::DEFINE_GLOBAL, Ops::DEFINE_VAR, Ops::SPECIAL, Ops::CONST, Ops::RANGE, Ops::ENDRANGE, Ops::DEFINE_ACC,
     Ops::ASSIGN, Ops::LOAD, Ops::STORE, Ops::IF, Ops::ENDIF, Ops::DEFINE_LOCAL, Ops::BARRIER, Ops::WMMA, Ops::GEP,
-    Ops::CP_ASYNC, Ops::ASYNC_COMMIT, Ops::ASYNC_WAIT, Ops::LDMATRIX,
+    Ops::CP_ASYNC, Ops::ASYNC_COMMIT, Ops::ASYNC_WAIT, Ops::LDMATRIX, Ops::WGMMA,
     // ALU
     Ops::ADD, Ops::MUL, Ops::SUB, Ops::IDIV, Ops::MOD, Ops::MAX, Ops::CMPLT, Ops::CMPNE, Ops::AND, Ops::OR, Ops::XOR,
     Ops::SHL, Ops::SHR, Ops::FDIV, Ops::WHERE, Ops::MULACC, Ops::EXP2, Ops::LOG2, Ops::SIN, Ops::SQRT, Ops::RECIP,

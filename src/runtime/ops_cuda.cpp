@@ -400,7 +400,8 @@ class CudaDevice : public Device {
     arch_ = "sm_" + std::to_string(major) + std::to_string(minor);
     std::string why;
     if (!nvrtc_available(&why)) throw Error("CUDA: " + name_ + " has a GPU but cannot compile kernels: " + why);
-    compiler_ = make_nvrtc_compiler(arch_);
+    // sm_90 builds as sm_90a: the architecture-specific features (wgmma) the renderer uses there
+    compiler_ = make_nvrtc_compiler(arch_ == "sm_90" ? "sm_90a" : arch_);
     renderer_ = std::make_unique<CUDARenderer>(arch_);
     allocator_ = std::make_unique<CudaLRUAllocator>(std::make_unique<CudaAllocator>(ctx_ptr_));
     if (DEBUG >= 2) {

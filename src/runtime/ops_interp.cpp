@@ -105,6 +105,8 @@ class InterpRenderer : public Renderer {
   // ... and its shared-memory staging (CP_ASYNC copies at once, LDMATRIX warp by warp).
   bool async_copies() const override { return gpu_ && gpu_->async_copies(); }
   int64_t shared_memory() const override { return gpu_ ? gpu_->shared_memory() : 0; }
+  // ... and Hopper's warpgroup tensor cores (WGMMA, warpgroup by warpgroup).
+  bool wgmma() const override { return gpu_ && gpu_->wgmma(); }
   // Ops outside program.h's list (THREEFRY ...) must be decomposed by codegen before they reach us.
   bool supports(Ops op) const override { return Interpreter::executes(op); }
   std::string device() const override { return "INTERP"; }

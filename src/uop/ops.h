@@ -23,7 +23,7 @@ namespace tg {
   X(ADD) X(MUL) X(SUB) X(IDIV) X(MOD) X(MAX) X(CMPLT) X(CMPNE) X(AND) X(OR) X(XOR) X(SHL) X(SHR)     \
   X(FDIV) X(THREEFRY) X(POW)                                                                         \
   /* ternary ALU */                                                                                  \
-  X(WHERE) X(MULACC) X(WMMA)
+  X(WHERE) X(MULACC) X(WMMA) X(WGMMA)
 
 enum class Ops : uint8_t {
 #define TG_OP_ENUM(name) name,

@@ -248,3 +248,82 @@ TEST(TensorCores, ConvolutionWithPaddedInput) {
           ASSERT_EQ(got[size_t(((n * cout + o) * h + i) * w + j)], s) << n << "," << o << "," << i << "," << j;
         }
 }
+
+// Hopper's warpgroup tensor cores (WGMMA=1, renderer/tensor_core.h): A and B staged in core matrices and read
+// by wgmma from shared memory, K-major or MN-major (the trans flags), one warpgroup op per K step of 16 chained
+// through the accumulators; the interpreter emulates it warpgroup by warpgroup. Shapes: one and two
+// warpgroups along M, n of 64 and 128, two M tiles per warpgroup and n = 256 through TC_TILE, bfloat16.
+TEST(TensorCores, WgmmaInEveryLayout) {
+  tg::Context on({{"WGMMA", 1}});
+  tg::CUDARenderer cuda;
+  struct Case {
+    int64_t m, k, n;
+    const char* tile;  // TC_TILE, or "" for the default
+    tg::DType dtype;
+  };
+  for (bool ta : {false, true})
+    for (bool tb : {false, true})
+      for (Case c : {Case{128, 64, 128, "", dt::float16}, Case{64, 32, 64, "", dt::float16},
+                     Case{128, 48, 256, "1,32,8,1,1", dt::bfloat16}, Case{256, 64, 128, "2,16,8,1,2", dt::float16}}) {
+        std::string what = std::string(ta ? "A col-major" : "A row-major") + (tb ? ", B col-major " : ", B row-major ") +
+                           std::to_string(c.m) + "x" + std::to_string(c.k) + "x" + std::to_string(c.n) + " " + c.tile;
+        struct TileKnob {  // TC_TILE is read from the environment
+          explicit TileKnob(const char* v) { *v ? ::setenv("TC_TILE", v, 1) : ::unsetenv("TC_TILE"); }
+          ~TileKnob() { ::unsetenv("TC_TILE"); }
+        } knob(c.tile);
+        auto operands = [&](const Tensor& x, const Tensor& w) { return (ta ? x.T() : x).matmul(tb ? w.T() : w); };
+        {
+          Tensor ex = Tensor::empty(ta ? tg::Shape{c.k, c.m} : tg::Shape{c.m, c.k}, {.dtype = c.dtype});
+          Tensor ew = Tensor::empty(tb ? tg::Shape{c.n, c.k} : tg::Shape{c.k, c.n}, {.dtype = c.dtype});
+          tg::Kernel k(last_ast(operands(ex, ew)), cuda);
+          k.hand_coded_optimizations();
+          std::string src = render(k, cuda);
+          const std::string ty = c.dtype == dt::float16 ? "f16" : "bf16";
+          // A is M-major when stored transposed; B is K-major when it is (x @ w.T)
+          const std::string flags = std::string(", p, 1, 1, ") + (ta ? "1" : "0") + ", " + (tb ? "0" : "1") + ";";
+          EXPECT_TRUE(has(src, "wgmma.mma_async.sync.aligned.m64n" + std::to_string(c.n) + "k16.f32." + ty + "." + ty))
+              << what << "\n" << src;
+          EXPECT_TRUE(has(src, flags)) << what << "\n" << src;
+          EXPECT_TRUE(has(src, "wgmma.fence.sync.aligned") && has(src, "wgmma.wait_group.sync.aligned 0") &&
+                      has(src, "fence.proxy.async.shared::cta"))
+              << what << "\n" << src;
+          EXPECT_FALSE(has(src, "ldmatrix")) << what;
+        }
+        std::vector<float> av = small_ints(size_t(c.m * c.k), 10), bv = small_ints(size_t(c.k * c.n), 11);
+        std::vector<float> as = av, bs = bv;
+        if (ta)
+          for (int64_t i = 0; i < c.m; i++)
+            for (int64_t l = 0; l < c.k; l++) as[size_t(l * c.m + i)] = av[size_t(i * c.k + l)];
+        if (tb)
+          for (int64_t l = 0; l < c.k; l++)
+            for (int64_t j = 0; j < c.n; j++) bs[size_t(j * c.k + l)] = bv[size_t(l * c.n + j)];
+        Tensor x = Tensor(as, ta ? tg::Shape{c.k, c.m} : tg::Shape{c.m, c.k}).cast(c.dtype);
+        Tensor w = Tensor(bs, tb ? tg::Shape{c.n, c.k} : tg::Shape{c.k, c.n}).cast(c.dtype);
+        std::vector<float> got = operands(x, w).cast(dt::float32).tolist<float>();
+        std::vector<double> want = matmul_ref(av, bv, 1, c.m, c.k, c.n);
+        if (c.dtype == dt::bfloat16)
+          for (double& v : want) v = round_bf16(v);
+        ASSERT_EQ(got.size(), want.size());
+        for (size_t i = 0; i < got.size(); i++) ASSERT_EQ(got[i], want[i]) << what << " at " << i;
+      }
+}
+
+TEST(TensorCores, WgmmaArgIsChecked) {
+  tg::WgmmaArg arg{128, false, {false, 72, 576}, {true, 1152, 72}, true, false};
+  EXPECT_EQ(tg::WgmmaArg::unpack(arg.pack()), arg);
+  EXPECT_THROW(tg::WgmmaArg::unpack({}), tg::Error);
+  std::vector<int64_t> bad = arg.pack();
+  bad[0] = 12;  // n: a multiple of 8 up to 256
+  EXPECT_THROW(tg::WgmmaArg::unpack(bad), tg::Error);
+  bad = arg.pack();
+  bad[3] = 4;  // core matrices 16-byte aligned
+  EXPECT_THROW(tg::WgmmaArg::unpack(bad), tg::Error);
+  {
+    tg::Context off({{"WGMMA", 0}});
+    EXPECT_FALSE(tg::CUDARenderer("sm_90").wgmma());
+  }
+  tg::Context on({{"WGMMA", 1}});
+  EXPECT_TRUE(tg::CUDARenderer("sm_90").wgmma());
+  EXPECT_FALSE(tg::CUDARenderer("sm_80").wgmma()) << "Ampere has no wgmma";
+  EXPECT_FALSE(tg::CUDARenderer("sm_100").wgmma()) << "sm_90a features are not forward-compatible";
+}

@@ -139,3 +139,29 @@ TEST(CudaNvrtc, RenderedKernelsCompile) {
   }
   std::printf("compiled %d rendered CUDA kernels with NVRTC %s\n", compiled, tg::nvrtc_version().c_str());
 }
+
+// Hopper's wgmma (WGMMA=1): kernels in every operand layout compile for sm_90a, the target the CUDA device
+// builds for on an H100/H200.
+TEST(CudaNvrtc, WgmmaKernelsCompile) {
+  std::string why;
+  if (!tg::nvrtc_available(&why)) GTEST_SKIP() << "libnvrtc is not available here: " << why;
+  tg::Context on({{"WGMMA", 1}});
+  Tensor x = Tensor::rand({128, 64}).half(), w = Tensor::rand({64, 128}).half();
+  Tensor xb = Tensor::rand({128, 64}).cast(dt::bfloat16), wb = Tensor::rand({128, 64}).cast(dt::bfloat16);
+  std::vector<std::pair<std::string, std::string>> kernels;
+  render_all(x.matmul(w).relu() + x.T().T().matmul(w.T().T()), kernels);  // K-major A, N-major B
+  render_all(w.T().matmul(x.T()), kernels);                               // M-major A, K-major B
+  render_all(xb.matmul(wb.T()), kernels);
+  auto nvrtc = tg::make_nvrtc_compiler("sm_90a");
+  int with_wgmma = 0;
+  for (auto& [name, src] : kernels) {
+    if (src.find("wgmma.mma_async") == std::string::npos) continue;
+    with_wgmma++;
+    try {
+      EXPECT_FALSE(nvrtc->compile(src).empty()) << name;
+    } catch (const tg::Error& e) {
+      ADD_FAILURE() << name << " does not compile:\n" << e.what() << "\n" << src;
+    }
+  }
+  EXPECT_GE(with_wgmma, 3);
+}

@@ -125,6 +125,10 @@ namespace {
 // (H100, fp16 4096^3 with operands staged through shared memory, 2026-11-25: 2,8,4,2,4 gives 290 TFLOPS;
 // 4,8,2,2,2: 279; 2,16,4,1,2: 273; 256 x 128 blocks (4,8,4,2,2 or 2,16,8,1,2): 260; 2,16,4,1,1: 222.)
 constexpr MatmulTile kTcTile{2, 8, 4, 2, 4};
+// With Hopper's WGMMA (Renderer::wgmma): warps along M only, right above the tensor core's M (4 warps are one
+// warpgroup's 64 rows), N's register tile one warpgroup op wide (n = 8 x upcast_n, at most 256), M's register
+// tile of separate ops above the warps (codegen/staging.h). Default: 2 warpgroups x 64 x 128, K steps of 64.
+constexpr MatmulTile kWgmmaTile{1, 16, 8, 1, 4};
 
 }  // namespace
 
@@ -148,6 +152,16 @@ bool Kernel::tensor_core_opts(const std::function<bool(const Opt&)>& try_opt) {
         if (amt > 1 && full_shape_[size_t(d)] % amt == 0 && try_opt({op, d, amt})) return true;
     return false;
   };
+  if (renderer_.wgmma()) {
+    const MatmulTile tile = matmul_tile("TC_TILE", kWgmmaTile, 64);
+    if (apply(OptOps::LOCAL, m(), {tile.threads_m, 4})) {  // whole warpgroups right above M_HI, or no WGMMA
+      apply(OptOps::UPCAST, m(), {tile.upcast_m});
+      apply(OptOps::UPCAST, n(), {tile.upcast_n, 16, 8, 4, 2});
+      if (tile.threads_n > 1) apply(OptOps::LOCAL, n(), {tile.threads_n, 2});
+      unroll_k(tile.unroll_k, try_opt);
+      return true;
+    }
+  }
   const MatmulTile tile = matmul_tile("TC_TILE", kTcTile, 64);
   apply(OptOps::UPCAST, m(), {tile.upcast_m, 2});
   apply(OptOps::UPCAST, n(), {tile.upcast_n, 16, 8, 4, 2});
@@ -156,17 +170,21 @@ bool Kernel::tensor_core_opts(const std::function<bool(const Opt&)>& try_opt) {
   if (!apply(OptOps::LOCAL, m(), {tile.threads_m, 2}))
     for (int d = first_reduce() - 1; d >= 0; d--)
       if (kinds_[size_t(d)] == AxisKind::LOOP && apply(OptOps::LOCAL, d, {tile.threads_m, 2})) break;
-  // K steps per reduce iteration beyond the tensor core's 16 (a longer shared-memory stage); a loop stays, for
-  // the stages to rotate through
-  for (int d = first_reduce(); d < int(full_shape_.size()) && tile.unroll_k > 1; d++)
+  unroll_k(tile.unroll_k, try_opt);
+  return true;
+}
+
+// K steps per reduce iteration beyond the tensor core's 16 (a longer shared-memory stage); a loop stays, for the
+// stages to rotate through.
+void Kernel::unroll_k(int amount, const std::function<bool(const Opt&)>& try_opt) {
+  for (int d = first_reduce(); d < int(full_shape_.size()) && amount > 1; d++)
     if (kinds_[size_t(d)] == AxisKind::REDUCE) {
-      for (int amt : {tile.unroll_k, 2})
-        if (amt > 1 && amt <= tile.unroll_k && full_shape_[size_t(d)] % amt == 0 && full_shape_[size_t(d)] > amt &&
+      for (int amt : {amount, 2})
+        if (amt > 1 && amt <= amount && full_shape_[size_t(d)] % amt == 0 && full_shape_[size_t(d)] > amt &&
             try_opt({OptOps::UNROLL, d - first_reduce(), amt}))
           break;
       break;
     }
-  return true;
 }
 
 }  // namespace tg
