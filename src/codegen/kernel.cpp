@@ -94,6 +94,10 @@ int64_t Kernel::local_size() const {
   return n;
 }
 
+// The most copies of the body upcasts may ask for: 1024, or 4096 for a tensor core on a WGMMA renderer (one op
+// covers a warpgroup's n-tiles, so most of those copies are one instruction's lanes).
+int64_t Kernel::max_upcast() const { return tc_ && renderer_.wgmma() ? 4096 : 1024; }
+
 int64_t Kernel::upcast_size() const {
   int64_t n = 1;
   for (size_t d = size_t(first_upcast()); d < full_shape_.size(); d++)
@@ -257,12 +261,12 @@ void Kernel::apply_opt(const Opt& opt) {
   switch (opt.op) {
     case OptOps::UPCAST:
       if (kinds_[size_t(d)] != AxisKind::LOOP) fail("UPCAST needs an output loop dim");
-      if (amount > 256 || upcast_size() * amount > 1024) fail("too much upcasting");
+      if (amount > 256 || upcast_size() * amount > max_upcast()) fail("too much upcasting");
       if (amount > 1) shift_to(d, amount, false, AxisKind::UPCAST);
       break;
     case OptOps::UNROLL:
       if (kinds_[size_t(d)] != AxisKind::REDUCE) fail("UNROLL needs a reduce dim");
-      if (amount > 256 || upcast_size() * amount > 1024) fail("too much unrolling");
+      if (amount > 256 || upcast_size() * amount > max_upcast()) fail("too much unrolling");
       if (amount > 1) shift_to(d, amount, false, AxisKind::UNROLL);
       break;
     case OptOps::THREAD:

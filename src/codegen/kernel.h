@@ -74,6 +74,7 @@ class Kernel {
   int64_t last_view_stride(size_t i, int d) const;
   // Product of the UNROLL/UPCAST dims: how many copies of the body the lowerer writes (before vectors).
   int64_t upcast_size() const;
+  int64_t max_upcast() const;
   int64_t local_size() const;  // threads of one workgroup: the product of the LOCAL and GROUP dims
 
   // Apply one optimization (tinygrad's apply_opt). Axis numbering:

@@ -554,16 +554,23 @@ class Lowerer {
       staging = Staging::plan({k_, dims_, reduce_ranges_[0], {tcs.a, tcs.b}, {la->src[0], lb->src[0]}});
     // WGMMA: one per warpgroup, tile and K step; its lanes are C's registers 4 j + 2 M_HI + N_LO (j: n-tile dim)
     const bool wg = staging && staging->wgmma();
-    const size_t jx = wg ? ua_of_dim(staging->ntile_dim()) : 0;
+    std::vector<size_t> jx;  // the n-tile dims (ua_ indices), innermost first
+    if (wg)
+      for (int d : staging->ntile_dims()) jx.push_back(ua_of_dim(d));
+    auto ntile = [&](const Combo& cb) {  // j, the 8-column tile of the WGMMA's n
+      int64_t j = 0;
+      for (size_t i = jx.size(); i-- > 0;) j = j * ua_[jx[i]].size + cb[jx[i]];
+      return j;
+    };
     std::unordered_map<int64_t, std::vector<UOpPtr>> tiles;  // tile (M_HI = N_LO = 0) -> C's lanes
     for (int64_t k = 0; k < count(in.mask); k++) {
       Combo cb = decode(in.mask, k), base = cb;
       base[mhi] = base[nlo] = 0;
-      if (wg) base[jx] = 0;
+      for (size_t x : jx) base[x] = 0;
       auto [it, fresh] = tiles.try_emplace(key(in.mask, base));
       if (fresh && wg) it->second = wgmma_tile(tcs, la, lb, base, other_unroll, *staging);
       else if (fresh) it->second = wmma_tile(tcs.tc, la, lb, base, other_unroll, {mhi, khi, klo}, staging ? &*staging : nullptr);
-      UOpPtr v = it->second.at(size_t(cb[nlo] + 2 * cb[mhi] + (wg ? 4 * cb[jx] : 0)));
+      UOpPtr v = it->second.at(size_t(cb[nlo] + 2 * cb[mhi] + 4 * ntile(cb)));
       if (!reduce_ranges_.empty()) {
         std::vector<UOpPtr> s{v};
         s.insert(s.end(), reduce_ranges_.begin(), reduce_ranges_.end());
@@ -579,7 +586,8 @@ class Lowerer {
                                  uint64_t other_unroll, const Staging& staging) {
     const StagingInput sin{k_, dims_, reduce_ranges_[0], {tcs.a, tcs.b}, {la->src[0], lb->src[0]}};
     const UOpPtr off_a = staging.wgmma_offset(sin, 0), off_b = staging.wgmma_offset(sin, 1);
-    const int n = int(8 * k_.full_shape()[size_t(staging.ntile_dim())]);
+    int n = 8;
+    for (int d : staging.ntile_dims()) n *= int(k_.full_shape()[size_t(d)]);
     std::vector<UOpPtr> c(size_t(n / 2), UOp::const_(tcs.tc.acc, 0));
     const int64_t steps = count(other_unroll);
     for (int64_t j = 0; j < steps; j++) {

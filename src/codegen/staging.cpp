@@ -14,6 +14,8 @@ namespace {
 // kernels only, wins over it.
 ContextVar STAGES("STAGES", -1);
 ContextVar TC_STAGES("TC_STAGES", -1);
+// WGMMA_SWIZZLE=0: WGMMA operands in the unswizzled layout even where the 128-byte swizzle applies (to compare).
+ContextVar WGMMA_SWIZZLE("WGMMA_SWIZZLE", 1);
 
 bool is_tile_dim(AxisKind kind) {
   return kind == AxisKind::LOCAL || kind == AxisKind::UPCAST || kind == AxisKind::UNROLL;
@@ -83,17 +85,25 @@ bool Staging::plan_wgmma(const Kernel& k) {
   const size_t a = k.tensor_core()->a, b = k.tensor_core()->b;
   auto st = [&](size_t view, int d) { return k.last_view_stride(view, d); };
   const int g = k.dim_of(TcRole::LANE_G), mhi = k.dim_of(TcRole::M_HI);
-  int warp = -1, ntile = -1;
+  int warp = -1;
   for (int d = int(fs.size()) - 1; d >= 0 && warp < 0; d--)  // the innermost warp dim (lidx1)
     if (k.kinds()[size_t(d)] == AxisKind::LOCAL && k.roles()[size_t(d)] == TcRole::NONE) warp = d;
   if (warp < 0 || fs[size_t(warp)] % 4 != 0 || st(a, g) <= 0 || st(b, g) <= 0 || st(b, warp) != 0 ||
       st(a, warp) != 16 * st(a, g) || st(a, mhi) != 8 * st(a, g))
     return false;
-  for (int d = 0; d < int(fs.size()); d++)
-    if (k.kinds()[size_t(d)] == AxisKind::UPCAST && k.roles()[size_t(d)] == TcRole::NONE && st(a, d) == 0 &&
-        st(b, d) == 8 * st(b, g) && fs[size_t(d)] * 8 <= 256)
-      ntile = d;
-  if (ntile < 0) return false;
+  // n-tile dims: UPCASTs along N (A does not read them) continuing N from 8 columns on
+  std::vector<int> ntile;
+  for (int64_t n = 8;;) {
+    int next = -1;
+    for (int d = 0; d < int(fs.size()); d++)
+      if (k.kinds()[size_t(d)] == AxisKind::UPCAST && k.roles()[size_t(d)] == TcRole::NONE && st(a, d) == 0 &&
+          st(b, d) == n * st(b, g))
+        next = d;
+    if (next < 0 || n * fs[size_t(next)] > 256) break;
+    ntile.push_back(next);
+    n *= fs[size_t(next)];
+  }
+  if (ntile.empty()) return false;
   for (int op = 0; op < 2; op++) {
     auto lw = wgmma_layout(k, op == 0 ? a : b, op, warp, ntile);
     if (!lw) return false;
@@ -103,7 +113,7 @@ bool Staging::plan_wgmma(const Kernel& k) {
   }
   wgmma_ = true;
   warp_dim_ = warp;
-  ntile_dim_ = ntile;
+  ntile_dims_ = ntile;
   return true;
 }
 
@@ -112,7 +122,7 @@ bool Staging::plan_wgmma(const Kernel& k) {
 // groups), then along the other direction, then the other tile dims. The copies take a global row's chunks with
 // consecutive threads (whole 128-byte lines from L2).
 std::optional<std::pair<Staging::Layout, WgmmaOperand>> Staging::wgmma_layout(const Kernel& k, size_t view, int op,
-                                                                              int warp, int ntile) {
+                                                                              int warp, const std::vector<int>& ntile) {
   const ShapeTracker& tr = k.sts()[view];
   if (tr.views.size() != 1 || tr.views[0].mask || tr.views[0].offset % 8 != 0) return std::nullopt;
   const View& v = tr.views[0];
@@ -121,11 +131,15 @@ std::optional<std::pair<Staging::Layout, WgmmaOperand>> Staging::wgmma_layout(co
   const int g = k.dim_of(TcRole::LANE_G), t = k.dim_of(TcRole::LANE_T), klo = k.dim_of(TcRole::K_LO);
   const bool kmajor = stride(klo) == 1 && stride(t) == 2, mnmajor = !kmajor && stride(g) == 1;
   if (!kmajor && !mnmajor) return std::nullopt;
+  std::vector<int> mn_dims{g};  // M (N) from the 8 rows of a core matrix on
+  if (op == 0) mn_dims.insert(mn_dims.end(), {k.dim_of(TcRole::M_HI), warp});
+  else mn_dims.insert(mn_dims.end(), ntile.begin(), ntile.end());
+  if (WGMMA_SWIZZLE > 0)
+    if (auto sw = kmajor ? swizzled_layout(k, view, mn_dims) : swizzled_mn_layout(k, view, mn_dims)) return sw;
   std::vector<int> octet = kmajor ? std::vector<int>{klo, t} : std::vector<int>{g};
   std::vector<int> rows = kmajor ? std::vector<int>{g} : std::vector<int>{klo, t};
   std::vector<int> kgroups{k.dim_of(TcRole::K_HI)}, mngroups;
-  if (op == 0) mngroups = {k.dim_of(TcRole::M_HI), warp};
-  else mngroups = {ntile};
+  mngroups.assign(mn_dims.begin() + 1, mn_dims.end());
   std::vector<int> rest;  // the other tile dims, innermost in global memory first; K dims join the K groups
   for (int d = 0; d < int(fs.size()); d++) {
     auto listed = [&](const std::vector<int>& l) { return std::find(l.begin(), l.end(), d) != l.end(); };
@@ -157,7 +171,90 @@ std::optional<std::pair<Staging::Layout, WgmmaOperand>> Staging::wgmma_layout(co
   for (int d : order) L.box *= fs[size_t(d)];
   L.trans = mnmajor;
   const int64_t kstride = sstride.at(kgroups[0]), mnstride = sstride.at(mngroups[0]);
-  return std::make_pair(L, WgmmaOperand{L.trans, kstride, mnstride});
+  return std::make_pair(L, WgmmaOperand{L.trans, false, kstride, mnstride});
+}
+
+// The 128-byte swizzle for a K-major operand whose K per step is one 128-byte row (64 16-bit elements: K_LO, t,
+// K_HI and K steps of 4): rows of K at 64 elements, 8-row atoms along M (N) in mn_dims' order, then the other tile
+// dims. The copies write a row's 8 chunks with 8 consecutive threads (a 128-byte line from L2), each chunk moved
+// within its row by the swizzle, so they hit 8 different bank groups.
+std::optional<std::pair<Staging::Layout, WgmmaOperand>> Staging::swizzled_layout(const Kernel& k, size_t view,
+                                                                                 const std::vector<int>& mn_dims) {
+  const View& v = k.sts()[view].views[0];
+  const Shape& fs = k.full_shape();
+  auto stride = [&](int d) { return fs[size_t(d)] == 1 ? 0 : v.strides[size_t(d)]; };
+  std::vector<int> kdims{k.dim_of(TcRole::K_LO), k.dim_of(TcRole::LANE_T), k.dim_of(TcRole::K_HI)}, others;
+  for (int d = 0; d < int(fs.size()); d++) {
+    auto listed = [&](const std::vector<int>& l) { return std::find(l.begin(), l.end(), d) != l.end(); };
+    if (stride(d) == 0 || listed(kdims) || listed(mn_dims) || !is_tile_dim(k.kinds()[size_t(d)])) continue;
+    if (stride(d) < 0 || stride(d) % 8 != 0) return std::nullopt;
+    others.push_back(d);
+  }
+  std::sort(others.begin(), others.end(), [&](int x, int y) { return stride(x) < stride(y); });
+  // the K step dims (UNROLL) complete the row
+  std::vector<int> rest;
+  for (int d : others) (k.kinds()[size_t(d)] == AxisKind::UNROLL ? kdims : rest).push_back(d);
+  int64_t row = 1;
+  for (int d : kdims) row *= fs[size_t(d)];
+  if (row != 64) return std::nullopt;
+  for (size_t i = 2; i < kdims.size(); i++)  // K_HI and the K steps continue K contiguously
+    if (stride(kdims[i]) != 8 * (i == 2 ? 1 : 2)) return std::nullopt;
+  Layout L;
+  std::vector<int> order = kdims;  // copy order, innermost first
+  order.insert(order.end(), mn_dims.begin(), mn_dims.end());
+  order.insert(order.end(), rest.begin(), rest.end());
+  std::unordered_map<int, int64_t> sstride;
+  int64_t next = 1;
+  for (int d : order) sstride[d] = next, next *= fs[size_t(d)];
+  if (sstride.at(mn_dims[0]) != 64 || fs[size_t(mn_dims[0])] != 8) return std::nullopt;
+  for (size_t i = order.size(); i-- > 0;) L.dims.push_back(order[i]), L.sstride.push_back(sstride.at(order[i]));
+  L.run = 8;
+  L.stage = L.box = next;
+  L.swizzle = true;
+  return std::make_pair(L, WgmmaOperand{false, true, 0, 512});
+}
+
+// The 128-byte swizzle for an MN-major operand (N-major B: x @ w with w row-major): rows of 64 elements along N
+// (g and an n-tile dim of 8), 8 rows along K (K_LO, t) to an atom, the atoms along K (K_HI and the K steps: SBO)
+// then along N (the other n-tile dims: LBO), then the other tile dims. Copies as for K-major.
+std::optional<std::pair<Staging::Layout, WgmmaOperand>> Staging::swizzled_mn_layout(const Kernel& k, size_t view,
+                                                                                    const std::vector<int>& mn_dims) {
+  const View& v = k.sts()[view].views[0];
+  const Shape& fs = k.full_shape();
+  auto stride = [&](int d) { return fs[size_t(d)] == 1 ? 0 : v.strides[size_t(d)]; };
+  if (mn_dims.size() < 2 || fs[size_t(mn_dims[0])] * fs[size_t(mn_dims[1])] != 64) return std::nullopt;
+  std::vector<int> row{mn_dims[0], mn_dims[1]}, rows{k.dim_of(TcRole::K_LO), k.dim_of(TcRole::LANE_T)};
+  std::vector<int> kgroups{k.dim_of(TcRole::K_HI)}, atoms(mn_dims.begin() + 2, mn_dims.end()), rest;
+  for (int d = 0; d < int(fs.size()); d++) {
+    auto listed = [&](const std::vector<int>& l) { return std::find(l.begin(), l.end(), d) != l.end(); };
+    if (stride(d) == 0 || listed(row) || listed(rows) || listed(kgroups) || listed(atoms) ||
+        !is_tile_dim(k.kinds()[size_t(d)]))
+      continue;
+    if (stride(d) < 0 || stride(d) % 8 != 0) return std::nullopt;
+    rest.push_back(d);
+  }
+  std::sort(rest.begin(), rest.end(), [&](int x, int y) { return stride(x) < stride(y); });
+  std::vector<int> others;
+  for (int d : rest) (k.kinds()[size_t(d)] == AxisKind::UNROLL ? kgroups : others).push_back(d);
+  for (const std::vector<int>* group : {&rows, &kgroups, &atoms, &others})
+    for (int d : *group)
+      if (stride(d) % 8 != 0) return std::nullopt;
+  std::unordered_map<int, int64_t> sstride;
+  int64_t next = 1;
+  for (const std::vector<int>* group : {&row, &rows, &kgroups, &atoms, &others})
+    for (int d : *group) sstride[d] = next, next *= fs[size_t(d)];
+  if (sstride.at(kgroups[0]) != 512) return std::nullopt;
+  // copy order, innermost first: along N (the row, then the next atoms), then K, then the rest
+  std::vector<int> order = row;
+  for (const std::vector<int>* group : {&atoms, &rows, &kgroups, &others})
+    order.insert(order.end(), group->begin(), group->end());
+  Layout L;
+  for (size_t i = order.size(); i-- > 0;) L.dims.push_back(order[i]), L.sstride.push_back(sstride.at(order[i]));
+  L.run = 8;
+  L.stage = L.box = next;
+  L.swizzle = L.trans = true;
+  const int64_t atom_stride = atoms.empty() ? 512 * 64 : sstride.at(atoms[0]);  // (one atom along N: unused)
+  return std::make_pair(L, WgmmaOperand{true, true, 512, atom_stride});
 }
 
 // The operand's first element for the warpgroup's WGMMA at K_HI 0: the lane and register dims of the tensor core
@@ -170,7 +267,7 @@ UOpPtr Staging::wgmma_offset(const StagingInput& in, int op) const {
     value[in.dims.at(size_t(k.dim_of(r))).get()] = ci(0, idt);
   const UOpPtr& w = in.dims.at(size_t(warp_dim_));
   value[w.get()] = idiv(w, ci(4, idt)) * ci(4, idt);
-  value[in.dims.at(size_t(ntile_dim_)).get()] = ci(0, idt);
+  for (int d : ntile_dims_) value[in.dims.at(size_t(d)).get()] = ci(0, idt);
   return simplify(substitute(stage_index(in, size_t(op)), [&](const UOp* u) -> UOpPtr {
     auto it = value.find(u);
     return it == value.end() ? nullptr : it->second;
@@ -293,6 +390,7 @@ std::vector<UOpPtr> Staging::copies(const StagingInput& in, size_t op, const UOp
       const UOpPtr& x = in.dims[d] == in.reduce_range ? step : value[d];
       gidx = gidx + x * ci(v.strides[d], idt);
     }
+    if (L.swizzle) sidx = UOp::alu(Ops::XOR, {sidx, mod(idiv(sidx, ci(64, idt)), ci(8, idt)) * ci(8, idt)});
     std::vector<UOpPtr> src{smem_[op], simplify(sidx), in.bufs[op], simplify(gidx), gate};
     if (after) src.push_back(after);
     out.push_back(UOp::make(Ops::CP_ASYNC, dtypes::void_, std::move(src), vec));

@@ -75,7 +75,9 @@ class Staging {
   // (still holding the placeholders of the upcast dims other than the tensor core's and the n-tile dim).
   bool wgmma() const { return wgmma_; }
   int warp_dim() const { return warp_dim_; }
-  int ntile_dim() const { return ntile_dim_; }
+  // the n-tile dims, innermost first (n = 8 x the product of their sizes; a second one past 64 columns, so the
+  // 128-byte swizzle of an N-major B can give each 64 columns their own atom)
+  const std::vector<int>& ntile_dims() const { return ntile_dims_; }
   const WgmmaOperand& wgmma_operand(int op) const { return wg_[size_t(op)]; }
   UOpPtr wgmma_offset(const StagingInput& in, int op) const;
 
@@ -87,11 +89,16 @@ class Staging {
     int64_t stage = 0;             // elements of one stage (rows x padded pitch)
     int64_t box = 0;               // elements of the tile (rows x run)
     bool trans = false;            // LDMATRIX .trans: the lane dim g is contiguous in shared memory
+    bool swizzle = false;          // WGMMA's 128-byte swizzle on the index (renderer/tensor_core.h)
   };
   static std::optional<Layout> layout(const Kernel& k, size_t view, int64_t vec, bool ldmatrix);
   // The core-matrix layout of a WGMMA operand (0: A, 1: B), and its strides.
   static std::optional<std::pair<Layout, WgmmaOperand>> wgmma_layout(const Kernel& k, size_t view, int op, int warp,
-                                                                     int ntile);
+                                                                     const std::vector<int>& ntile);
+  static std::optional<std::pair<Layout, WgmmaOperand>> swizzled_layout(const Kernel& k, size_t view,
+                                                                        const std::vector<int>& mn_dims);
+  static std::optional<std::pair<Layout, WgmmaOperand>> swizzled_mn_layout(const Kernel& k, size_t view,
+                                                                           const std::vector<int>& mn_dims);
   bool plan_wgmma(const Kernel& k);
   std::vector<UOpPtr> copies(const StagingInput& in, size_t op, const UOpPtr& slot, const UOpPtr& step,
                              const UOpPtr& gate, const UOpPtr& after) const;
@@ -107,7 +114,8 @@ class Staging {
   int pair_dim_ = -1;
   std::array<std::vector<UOpPtr>, 2> regs_;
   bool wgmma_ = false;
-  int warp_dim_ = -1, ntile_dim_ = -1;
+  int warp_dim_ = -1;
+  std::vector<int> ntile_dims_;
   std::array<WgmmaOperand, 2> wg_;
 };
 

@@ -563,7 +563,7 @@ std::string CStyleRenderer::render(const std::string& name, const std::vector<UO
         if (!u.dtype.ptr || !u.dtype.local) throw Error(where(i) + ": needs a local pointer dtype, got " + u.dtype.repr());
         r[i] = nr.name;
         const DType elem = u.dtype.base().scalar_type();
-        const int64_t offset = shared_offset(shared_end);
+        const int64_t offset = shared_offset(shared_end, (nr.max + 1) * elem.itemsize());
         shared_end = offset + (nr.max + 1) * elem.itemsize();
         line(render_define_local(nr.name, elem, nr.max + 1, offset, pre) + ";");
         break;

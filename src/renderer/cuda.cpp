@@ -34,10 +34,8 @@ int sm_version(const std::string& arch) { return arch.rfind("sm_", 0) == 0 ? std
 
 bool CUDARenderer::async_copies() const { return sm_version(arch_) >= 80; }
 
-// wgmma exists on sm_90 only (as sm_90a features, which later architectures do not have). Off by default: with
-// operands in the unswizzled core-matrix layout it measures 124-190 TFLOPS on an H100 against mma.sync's 290
-// (docs/gpu-matmul.md: the next step is the 128-byte swizzle).
-static ContextVar WGMMA("WGMMA", 0);
+// wgmma exists on sm_90 only (as sm_90a features, which later architectures do not have). WGMMA=0: mma.sync.
+static ContextVar WGMMA("WGMMA", 1);
 bool CUDARenderer::wgmma() const { return sm_version(arch_) == 90 && WGMMA > 0; }
 
 int64_t CUDARenderer::shared_memory() const {
@@ -53,7 +51,7 @@ int64_t CUDARenderer::shared_memory() const {
 // ldmatrix rows.
 std::string CUDARenderer::render_define_local(const std::string& name, DType dt, int64_t, int64_t offset,
                                               Prelude& pre) const {
-  pre.need("tg_smem", [] { return "extern __shared__ __align__(16) unsigned char tg_smem[];"; });
+  pre.need("tg_smem", [] { return "extern __shared__ __align__(1024) unsigned char tg_smem[];"; });
   const std::string T = buffer_type_name(dt);
   return T + "* " + name + " = reinterpret_cast<" + T + "*>(tg_smem + " + std::to_string(offset) + ")";
 }
@@ -219,7 +217,7 @@ std::string CUDARenderer::render_cp_async(const std::string& dst, const std::str
                                           const std::string& src_idx, int64_t n, DType dt) const {
   if (n * dt.itemsize() != 16) throw Error("render: CUDA cp.async of " + std::to_string(n) + " x " + dt.repr() + " (16 bytes only)");
   return "asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16;\" :: \"r\"((unsigned)__cvta_generic_to_shared(" + dst +
-         " + " + dst_idx + ")), \"l\"(" + src + " + " + src_idx + ") : \"memory\");";
+         " + (" + dst_idx + "))), \"l\"(" + src + " + " + src_idx + ") : \"memory\");";
 }
 
 std::string CUDARenderer::render_async_commit() const { return "asm volatile(\"cp.async.commit_group;\" ::: \"memory\");"; }
@@ -231,22 +229,29 @@ std::string CUDARenderer::render_async_wait(int64_t n) const {
 }
 
 // wgmma.mma_async on the lanes of a fresh array (C's values copied in), A and B by descriptor: start address, LBO
-// (bytes between core matrices along K) and SBO (along M or N), all >> 4, no swizzle (renderer/tensor_core.h). The
-// fence, commit and wait the arg asks for go around it.
+// and SBO, all >> 4, and the swizzle mode (renderer/tensor_core.h has the layouts). The fence, commit and wait
+// the arg asks for go around it.
 std::string CUDARenderer::render_wgmma(const UOp& u, const std::string& name, const std::vector<std::string>& a,
                                        Prelude& pre) const {
   const WgmmaArg w = WgmmaArg::unpack(u.get<std::vector<int64_t>>());
   const size_t lanes = size_t(w.n / 2);
   if (a.size() != 5 + lanes) throw Error("render: WGMMA with " + std::to_string(a.size()) + " operands");
   pre.need("tg_wgmma_desc", [] {
-    return "__device__ inline unsigned long long tg_wgmma_desc(const void* p, unsigned k_bytes, unsigned mn_bytes) {\n"
+    return "__device__ inline unsigned long long tg_wgmma_desc(const void* p, unsigned lbo, unsigned sbo, unsigned "
+           "long long mode) {\n"
            "  unsigned long long s = (unsigned)__cvta_generic_to_shared(p);\n"
-           "  return ((s & 0x3FFFF) >> 4) | (unsigned long long)((k_bytes & 0x3FFFF) >> 4) << 16 |\n"
-           "         (unsigned long long)((mn_bytes & 0x3FFFF) >> 4) << 32;\n}";
+           "  return ((s & 0x3FFFF) >> 4) | (unsigned long long)((lbo & 0x3FFFF) >> 4) << 16 |\n"
+           "         (unsigned long long)((sbo & 0x3FFFF) >> 4) << 32 | mode << 62;\n}";
   });
+  // LBO and SBO in bytes: unswizzled, the strides between core matrices along K and along M or N; swizzled
+  // K-major, unused (16) and the stride between 8-row groups; swizzled MN-major, the strides between 64-wide
+  // atoms along M or N and between 8-row groups along K
   auto desc = [&](const std::string& buf, const std::string& idx, const WgmmaOperand& o) {
-    return "tg_wgmma_desc(" + buf + " + " + idx + ", " + std::to_string(2 * o.k_stride) + "u, " +
-           std::to_string(2 * o.mn_stride) + "u)";
+    int64_t lbo = 2 * o.k_stride, sbo = 2 * o.mn_stride;
+    if (o.swizzle && !o.trans) lbo = 16;
+    if (o.swizzle && o.trans) lbo = 2 * o.mn_stride, sbo = 2 * o.k_stride;
+    return "tg_wgmma_desc(" + buf + " + (" + idx + "), " + std::to_string(lbo) + "u, " + std::to_string(sbo) + "u, " +
+           (o.swizzle ? "1ull" : "0ull") + ")";
   };
   std::string s = "float " + name + "[" + std::to_string(lanes) + "] = {";
   for (size_t q = 0; q < lanes; q++) s += (q ? ", " : "") + strip_parens(a[5 + q]);

@@ -36,7 +36,7 @@ class CUDARenderer : public CStyleRenderer {
   const std::string& arch() const { return arch_; }
   int64_t shared_memory() const override;  // what a block may opt into on the arch (dynamic shared memory)
   bool async_copies() const override;                            // sm_80 and later
-  bool wgmma() const override;                                   // sm_90 (compiled as sm_90a) with WGMMA=1
+  bool wgmma() const override;                                   // sm_90 (compiled as sm_90a); WGMMA=0 turns it off
   // Most threads a block may have, and the most threads the heuristics put in one block.
   static constexpr int kMaxLocal = 1024;
 

@@ -3,13 +3,19 @@
 
 namespace tg {
 
-int64_t shared_offset(int64_t end_of_previous) { return (end_of_previous + 15) / 16 * 16; }
+int64_t shared_offset(int64_t end_of_previous, int64_t bytes) {
+  const int64_t align = bytes >= 1024 ? 1024 : 16;
+  return (end_of_previous + align - 1) / align * align;
+}
 
 int64_t shared_bytes(const std::vector<UOpPtr>& uops) {
   int64_t end = 0;
   for (const UOpPtr& u : uops)
     if (u->op == Ops::DEFINE_LOCAL)
-      end = shared_offset(end) + (u->get<NamedRange>().max + 1) * u->dtype.base().scalar_type().itemsize();
+    {
+      const int64_t bytes = (u->get<NamedRange>().max + 1) * u->dtype.base().scalar_type().itemsize();
+      end = shared_offset(end, bytes) + bytes;
+    }
   return end;
 }
 

@@ -8,9 +8,10 @@
 
 namespace tg {
 
-// Shared memory of a linearized kernel: its DEFINE_LOCALs one after another, each at a 16-byte aligned offset
+// Shared memory of a linearized kernel: its DEFINE_LOCALs one after another, each at a 16-byte aligned offset,
+// 1024-byte aligned from 1 KiB on (operand tiles in 128-byte swizzled atoms need it: renderer/tensor_core.h)
 // (renderers that place them in one block, and runtimes that size the launch, agree through these).
-int64_t shared_offset(int64_t end_of_previous);  // the offset of the next local
+int64_t shared_offset(int64_t end_of_previous, int64_t bytes);  // the offset of the next local of `bytes`
 int64_t shared_bytes(const std::vector<UOpPtr>& uops);
 
 class Renderer {

@@ -22,18 +22,30 @@ const TensorCore* TensorCore::from_name(const std::string& name) {
 }
 
 std::vector<int64_t> WgmmaArg::pack() const {
-  return {n, bf16, a.trans, a.k_stride, a.mn_stride, b.trans, b.k_stride, b.mn_stride, fence, wait};
+  return {n, bf16, a.trans, a.swizzle, a.k_stride, a.mn_stride, b.trans, b.swizzle, b.k_stride, b.mn_stride, fence, wait};
 }
 
 WgmmaArg WgmmaArg::unpack(const std::vector<int64_t>& v) {
-  if (v.size() != 10) throw Error("WGMMA: its arg needs 10 numbers, has " + std::to_string(v.size()));
-  WgmmaArg w{int(v[0]), v[1] != 0, {v[2] != 0, v[3], v[4]}, {v[5] != 0, v[6], v[7]}, v[8] != 0, v[9] != 0};
+  if (v.size() != 12) throw Error("WGMMA: its arg needs 12 numbers, has " + std::to_string(v.size()));
+  WgmmaArg w{int(v[0]), v[1] != 0, {v[2] != 0, v[3] != 0, v[4], v[5]}, {v[6] != 0, v[7] != 0, v[8], v[9]}, v[10] != 0,
+             v[11] != 0};
   if (w.n < 8 || w.n > 256 || w.n % 8 != 0) throw Error("WGMMA: n " + std::to_string(w.n) + " (expected 8 .. 256, a multiple of 8)");
-  for (const WgmmaOperand* o : {&w.a, &w.b})
-    if (o->k_stride <= 0 || o->mn_stride <= 0 || o->k_stride % 8 != 0 || o->mn_stride % 8 != 0)
-      throw Error("WGMMA: core matrix strides " + std::to_string(o->k_stride) + ", " + std::to_string(o->mn_stride) +
+  for (const WgmmaOperand* o : {&w.a, &w.b}) {
+    const bool k_unused = o->swizzle && !o->trans;  // a swizzled K-major row holds all of K
+    if ((k_unused ? o->k_stride < 0 : o->k_stride <= 0) || o->mn_stride <= 0 || o->k_stride % 8 != 0 ||
+        o->mn_stride % 8 != 0)
+      throw Error("WGMMA: strides " + std::to_string(o->k_stride) + ", " + std::to_string(o->mn_stride) +
                   " (expected positive multiples of 8 elements)");
+  }
   return w;
+}
+
+int64_t WgmmaOperand::element(int64_t offset, int64_t r, int64_t c) const {
+  if (!swizzle)
+    return offset + (r / 8) * mn_stride + (c / 8) * k_stride + (trans ? 8 * (c % 8) + r % 8 : 8 * (r % 8) + c % 8);
+  const int64_t e = trans ? offset + (r / 64) * mn_stride + (c / 8) * k_stride + 64 * (c % 8) + r % 64
+                          : offset + (r / 8) * mn_stride + 64 * (r % 8) + c;
+  return e ^ (8 * ((e / 64) % 8));
 }
 
 void emulate_wgmma(const std::vector<double>& a, const std::vector<double>& b, std::vector<double>& d, int n) {

@@ -44,20 +44,24 @@ struct LdmatrixArg {
 };
 
 // WGMMA's arg (codegen/program.h): Hopper's warpgroup-wide D (64 x n, float32) = A (64 x 16) · B (16 x n) + D,
-// A and B read from shared memory. Each operand is stored in "core matrices" of 8 rows x 8 16-bit elements
-// (16 bytes a row, the 128 bytes contiguous): element (r, c) of a core matrix at 8 r + c. K-major: rows are
-// M (or N) and the 8 elements consecutive K; MN-major (trans): rows are K and the elements consecutive M (N).
-// Core matrices lie k_stride elements apart along K and mn_stride along M (N), so A's element (m, k) is at
-//   K-major:  offset + (m / 8) mn_stride + (k / 8) k_stride + 8 (m % 8) + k % 8
-//   MN-major: offset + (m / 8) mn_stride + (k / 8) k_stride + 8 (k % 8) + m % 8
-// and B's (k, n) likewise with n for m. The renderer turns these numbers into the hardware's descriptors,
-// the interpreter reads the elements with them.
+// A and B read from shared memory. An operand's element (r, c), r along M (or N), c along K, lies at
+//   unswizzled, K-major:  offset + (r / 8) mn_stride + (c / 8) k_stride + 8 (r % 8) + c % 8
+//   unswizzled, MN-major: offset + (r / 8) mn_stride + (c / 8) k_stride + 8 (c % 8) + r % 8
+//     ("core matrices" of 8 rows x 8 16-bit elements, the 128 bytes contiguous)
+//   128-byte swizzle, K-major:  s(offset + (r / 8) mn_stride + 64 (r % 8) + c)
+//   128-byte swizzle, MN-major: s(offset + (r / 64) mn_stride + (c / 8) k_stride + 64 (c % 8) + r % 64)
+//     (rows of 128 bytes in atoms of 8 rows; s(e) = e ^ 8 ((e / 64) % 8) moves each 16-byte chunk within its row,
+//     so a buffer holding swizzled operands starts 1024-byte aligned)
+// in elements of the buffer. The renderer turns these numbers into the hardware's descriptors, the interpreter
+// reads the elements with them.
 // Thread 32 w + 4 g + t of the warpgroup holds D's lanes 4 j + i at row 16 w + g + 8 (i / 2), column
 // 8 j + 2 t + i % 2: the m16n8 C layout (above) for each 8 columns j.
 struct WgmmaOperand {
-  bool trans = false;  // MN-major
+  bool trans = false;    // MN-major
+  bool swizzle = false;  // the 128-byte swizzle
   int64_t k_stride = 0, mn_stride = 0;
   bool operator==(const WgmmaOperand&) const = default;
+  int64_t element(int64_t offset, int64_t r, int64_t c) const;  // the formulas above
 };
 struct WgmmaArg {
   int n = 8;                // 8 .. 256, a multiple of 8

@@ -200,8 +200,7 @@ class Executor {
     from_b.buf = in.aux;
     // element (r, c) of operand `op` (r along M or N, c along K) at offset `base`
     auto elem = [&](const ThreadCtx& t, const Instr& src, const WgmmaOperand& o, int64_t base, int64_t r, int64_t c) {
-      const int64_t core = o.trans ? 8 * (c % 8) + r % 8 : 8 * (r % 8) + c % 8;
-      return load(t, pc, src, base + (r / 8) * o.mn_stride + (c / 8) * o.k_stride + core).f;
+      return load(t, pc, src, o.element(base, r, c)).f;
     };
     for (size_t w0 = 0; w0 < group.size(); w0 += kGroup) {
       const ThreadCtx& first = group[w0];

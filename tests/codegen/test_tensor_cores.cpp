@@ -155,6 +155,7 @@ TEST(TensorCores, MatmulValues) {
 // Operands staged through shared memory in all four layouts (A and B each row- or column-major), so LDMATRIX
 // reads row pairs and column pairs (.trans) of each; K of 32 (2 steps of 16, fewer than the stages), 48 and 128.
 TEST(TensorCores, StagedOperandsInEveryLayout) {
+  tg::Context mma({{"WGMMA", 0}});  // Hopper's default is wgmma (below)
   tg::CUDARenderer cuda;
   struct Case {
     int64_t m, k, n;
@@ -252,7 +253,8 @@ TEST(TensorCores, ConvolutionWithPaddedInput) {
 // Hopper's warpgroup tensor cores (WGMMA=1, renderer/tensor_core.h): A and B staged in core matrices and read
 // by wgmma from shared memory, K-major or MN-major (the trans flags), one warpgroup op per K step of 16 chained
 // through the accumulators; the interpreter emulates it warpgroup by warpgroup. Shapes: one and two
-// warpgroups along M, n of 64 and 128, two M tiles per warpgroup and n = 256 through TC_TILE, bfloat16.
+// warpgroups along M, n of 64 and 128, two M tiles per warpgroup and n = 256 through TC_TILE, bfloat16, K steps
+// of 64 (the 128-byte swizzle for K-major operands, "1ull" in the descriptor).
 TEST(TensorCores, WgmmaInEveryLayout) {
   tg::Context on({{"WGMMA", 1}});
   tg::CUDARenderer cuda;
@@ -264,7 +266,9 @@ TEST(TensorCores, WgmmaInEveryLayout) {
   for (bool ta : {false, true})
     for (bool tb : {false, true})
       for (Case c : {Case{128, 64, 128, "", dt::float16}, Case{64, 32, 64, "", dt::float16},
-                     Case{128, 48, 256, "1,32,8,1,1", dt::bfloat16}, Case{256, 64, 128, "2,16,8,1,2", dt::float16}}) {
+                     Case{128, 48, 256, "1,32,8,1,1", dt::bfloat16}, Case{256, 64, 128, "2,16,8,1,2", dt::float16},
+                     // K steps of 64: K-major operands take the 128-byte swizzle
+                     Case{128, 128, 128, "", dt::float16}, Case{64, 192, 64, "", dt::bfloat16}}) {
         std::string what = std::string(ta ? "A col-major" : "A row-major") + (tb ? ", B col-major " : ", B row-major ") +
                            std::to_string(c.m) + "x" + std::to_string(c.k) + "x" + std::to_string(c.n) + " " + c.tile;
         struct TileKnob {  // TC_TILE is read from the environment
@@ -288,6 +292,7 @@ TEST(TensorCores, WgmmaInEveryLayout) {
                       has(src, "fence.proxy.async.shared::cta"))
               << what << "\n" << src;
           EXPECT_FALSE(has(src, "ldmatrix")) << what;
+          if (c.k % 128 == 0 && !ta) EXPECT_TRUE(has(src, "1ull)")) << "A is swizzled: " << what << "\n" << src;
         }
         std::vector<float> av = small_ints(size_t(c.m * c.k), 10), bv = small_ints(size_t(c.k * c.n), 11);
         std::vector<float> as = av, bs = bv;
@@ -309,14 +314,14 @@ TEST(TensorCores, WgmmaInEveryLayout) {
 }
 
 TEST(TensorCores, WgmmaArgIsChecked) {
-  tg::WgmmaArg arg{128, false, {false, 72, 576}, {true, 1152, 72}, true, false};
+  tg::WgmmaArg arg{128, false, {false, true, 0, 512}, {true, false, 1152, 72}, true, false};
   EXPECT_EQ(tg::WgmmaArg::unpack(arg.pack()), arg);
   EXPECT_THROW(tg::WgmmaArg::unpack({}), tg::Error);
   std::vector<int64_t> bad = arg.pack();
   bad[0] = 12;  // n: a multiple of 8 up to 256
   EXPECT_THROW(tg::WgmmaArg::unpack(bad), tg::Error);
   bad = arg.pack();
-  bad[3] = 4;  // core matrices 16-byte aligned
+  bad[8] = 4;  // core matrices 16-byte aligned
   EXPECT_THROW(tg::WgmmaArg::unpack(bad), tg::Error);
   {
     tg::Context off({{"WGMMA", 0}});

@@ -1,6 +1,6 @@
 // Rendered CUDA must compile: kernels of a wide set of tensor programs (every ALU op, every dtype, masked
 // views, reduces plain and grouped, random numbers, convolutions), with the default GPU opts and with none,
-// rendered by CUDARenderer and compiled by NVRTC for sm_90. Runs wherever libnvrtc loads (the build
+// rendered by CUDARenderer and compiled by NVRTC for sm_90a. Runs wherever libnvrtc loads (the build
 // machines have the toolkit but no GPU); skips with a message elsewhere. Running them is the job of the op
 // suite under DEV=INTERP EMULATE=CUDA and, on a GPU, of `ctest -L cuda`.
 #include <gtest/gtest.h>
@@ -124,7 +124,7 @@ TEST(CudaNvrtc, RenderedKernelsCompile) {
     ASSERT_NO_THROW(render_all(make(), kernels)) << what;
   }
   ASSERT_GE(kernels.size(), 40u);
-  auto nvrtc = tg::make_nvrtc_compiler("sm_90");
+  auto nvrtc = tg::make_nvrtc_compiler("sm_90a");  // as the CUDA device builds for an H100 (wgmma)
   std::set<std::string> seen;
   int compiled = 0;
   for (auto& [name, src] : kernels) {

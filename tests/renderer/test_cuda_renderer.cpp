@@ -127,7 +127,7 @@ TEST(CudaRender, GroupedReduceUsesSharedMemoryAndABarrier) {
   EXPECT_EQ(k.local_size(), 256);
   std::string src = render(k, cuda);
   EXPECT_TRUE(has(src, "(*((float4*)(data1+")) << "16-byte loads: " << src;
-  EXPECT_TRUE(has(src, "extern __shared__ __align__(16) unsigned char tg_smem[];")) << src;
+  EXPECT_TRUE(has(src, "extern __shared__ __align__(1024) unsigned char tg_smem[];")) << src;
   EXPECT_TRUE(has(src, "float* temp0 = reinterpret_cast<float*>(tg_smem + 0);")) << src;
   EXPECT_EQ(tg::shared_bytes(tg::linearize_kernel(tg::lower_kernel(k))), 256 * 4);
   EXPECT_TRUE(has(src, "__syncthreads();")) << src;

@@ -152,11 +152,16 @@ bool Kernel::tensor_core_opts(const std::function<bool(const Opt&)>& try_opt) {
         if (amt > 1 && full_shape_[size_t(d)] % amt == 0 && try_opt({op, d, amt})) return true;
     return false;
   };
-  if (renderer_.wgmma()) {
+  // wgmma reads its operands from shared memory: only where both can be staged (one plain strided view each; a
+  // convolution's padded input is masked, and keeps the mma.sync shape)
+  auto stageable = [&](size_t i) { return sts_[i].views.size() == 1 && !sts_[i].views[0].mask; };
+  if (renderer_.wgmma() && stageable(tc_->a) && stageable(tc_->b)) {
     const MatmulTile tile = matmul_tile("TC_TILE", kWgmmaTile, 64);
     if (apply(OptOps::LOCAL, m(), {tile.threads_m, 4})) {  // whole warpgroups right above M_HI, or no WGMMA
       apply(OptOps::UPCAST, m(), {tile.upcast_m});
-      apply(OptOps::UPCAST, n(), {tile.upcast_n, 16, 8, 4, 2});
+      // n-tiles: 8 (64 columns, one 128-byte swizzled row of an N-major B), then the rest as a second dim
+      const int nt = std::min(tile.upcast_n, 8);
+      if (apply(OptOps::UPCAST, n(), {nt, 4, 2}) && tile.upcast_n > nt) apply(OptOps::UPCAST, n(), {tile.upcast_n / nt, 2});
       if (tile.threads_n > 1) apply(OptOps::LOCAL, n(), {tile.threads_n, 2});
       unroll_k(tile.unroll_k, try_opt);
       return true;
