@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <string>
 
+#include "engine/buffers.h"
 #include "helpers/debug.h"
 #include "tg/context.h"
 #include "tg/counters.h"
@@ -49,8 +50,8 @@ std::string copy_name(const char* kind, size_t bytes, const std::string& dst, co
 }
 
 void run_copy(const ScheduleItem& item) {
-  Buffer& dst = *item.bufs.at(0);
-  Buffer& src = *item.bufs.at(1);
+  Buffer& dst = *buffer_of(item.bufs.at(0).get());
+  Buffer& src = *buffer_of(item.bufs.at(1).get());
   Device& dst_dev = get_device(dst.device());
   Device& src_dev = get_device(src.device());
   bool wait = DEBUG >= 2 || PROFILE >= 1;
@@ -85,11 +86,12 @@ void run_copy(const ScheduleItem& item) {
 
 void run_schedule_item(const ScheduleItem& item) {
   if (item.ast->op == Ops::COPY) return run_copy(item);
-  const std::string& device = item.bufs.at(0)->device();
+  const std::string device = buffer_device(item.bufs.at(0).get());
   CompiledRunner& r = get_runner(device, item.ast);
   std::vector<void*> ptrs;
   int64_t mem = 0;
-  for (auto& b : item.bufs) {
+  for (auto& u : item.bufs) {  // bind the item's BUFFER nodes to memory
+    std::shared_ptr<Buffer> b = buffer_of(u.get());
     ptrs.push_back(b->ensure_allocated());
     mem += int64_t(b->nbytes());
   }

@@ -7,7 +7,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "schedule/buffer_table.h"
+#include "schedule/realized.h"
 #include "schedule/split_reduce.h"
 #include "uop/movement.h"
 #include "tg/error.h"
@@ -460,11 +460,8 @@ class Scheduler {
       ShapeTracker st = u->op == Ops::ASSIGN ? u->src[0]->get<ShapeTracker>()
                                              : ShapeTracker::from_shape({prod(u->shape)}).reshape(u->shape);
       replacement[u] = UOp::make(Ops::VIEW, u->dtype, {buf}, st);
-      ScheduleItem item{asts[k].second, {buffer_of(buf.get())}};
-      for (const UOp* in : inputs[k]) {
-        const UOp* b = in->op == Ops::BUFFER ? in : buffer_node.at(in).get();
-        item.bufs.push_back(buffer_of(b));
-      }
+      ScheduleItem item{asts[k].second, {buf}};
+      for (const UOp* in : inputs[k]) item.bufs.push_back(in->op == Ops::BUFFER ? in->ptr() : buffer_node.at(in));
       if (prod(u->shape) > 0) sched.items.push_back(std::move(item));
     }
     for (auto& [node, view] : replacement) set_realized(node->ptr(), view);

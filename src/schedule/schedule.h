@@ -2,19 +2,19 @@
 // The scheduler: from the tensors to realize, find the buffers that must exist, group the rest into
 // kernels (an elementwise chain is one kernel; a reduce with the elementwise work before and after it is
 // one kernel), and emit a toposorted list of ScheduleItems.
-#include <memory>
 #include <vector>
 
-#include "runtime/buffer.h"
 #include "uop/uop.h"
 
 namespace tg {
 
 // ast is SINK(STORE(DEFINE_GLOBAL 0, VIEW, value)) with LOAD(DEFINE_GLOBAL i, VIEW) and CONST(VIEW) leaves,
-// or a COPY node (bufs[0] <- bufs[1]). bufs: outputs first, then inputs, in DEFINE_GLOBAL order.
+// or a COPY node (bufs[0] <- bufs[1]). bufs: outputs first, then inputs, in DEFINE_GLOBAL order, as BUFFER
+// nodes: the engine binds them to memory when it runs the item (engine/buffers.h), so a schedule can be run
+// again on other memory.
 struct ScheduleItem {
   UOpPtr ast;
-  std::vector<std::shared_ptr<Buffer>> bufs;
+  std::vector<UOpPtr> bufs;
 };
 
 struct Schedule {

@@ -4,7 +4,7 @@
 #include <mutex>
 #include <unordered_set>
 
-#include "schedule/buffer_table.h"
+#include "engine/buffers.h"
 #include "tensor/tensor_internal.h"
 
 namespace tg {

@@ -11,7 +11,7 @@
 #include <numbers>
 #include <unordered_map>
 
-#include "schedule/buffer_table.h"
+#include "engine/buffers.h"
 #include "tensor/tensor_internal.h"
 #include "uop/pattern.h"
 

@@ -8,7 +8,7 @@
 
 #include "engine/realize.h"
 #include "runtime/device.h"
-#include "schedule/buffer_table.h"
+#include "engine/buffers.h"
 #include "tensor/tensor_internal.h"
 #include "uop/exec_alu.h"
 

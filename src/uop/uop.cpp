@@ -1,6 +1,8 @@
 // UOp interning (hash-consing), creation-time derived facts, and iterative destruction.
 #include "uop/uop.h"
 
+#include <array>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <mutex>
@@ -213,12 +215,34 @@ UOpPtr UOp::make(Ops op, DType dtype, std::vector<UOpPtr> src, Arg arg) {
   return p;
 }
 
+namespace {
+std::array<UOp::DestroyHook, UOp::kMaxDestroyHooks>& destroy_hooks() {
+  static std::array<UOp::DestroyHook, UOp::kMaxDestroyHooks> hooks{};
+  return hooks;
+}
+std::atomic<int>& destroy_hook_count() {
+  static std::atomic<int> n{0};
+  return n;
+}
+}  // namespace
+
+void UOp::add_destroy_hook(DestroyHook hook) {
+  static std::mutex mu;
+  std::lock_guard<std::mutex> lock(mu);
+  const int n = destroy_hook_count().load();
+  for (int i = 0; i < n; i++)
+    if (destroy_hooks()[size_t(i)] == hook) return;
+  if (n == kMaxDestroyHooks) throw Error("UOp::add_destroy_hook: more than " + std::to_string(kMaxDestroyHooks) + " hooks");
+  destroy_hooks()[size_t(n)] = hook;
+  destroy_hook_count().store(n + 1, std::memory_order_release);
+}
+
 UOp::~UOp() {
   {
     std::lock_guard<std::recursive_mutex> lock(table_mutex());
     table().erase(hash, this);
   }
-  if (destroy_hook) destroy_hook(this);
+  for (int i = 0, n = destroy_hook_count().load(std::memory_order_acquire); i < n; i++) destroy_hooks()[size_t(i)](this);
   // Release sources without recursion: a 200k-deep chain must not overflow the stack. The outermost
   // destructor drains a worklist; nested ones only hand their sources to it.
   thread_local std::vector<UOpPtr>* pending = nullptr;

@@ -86,8 +86,11 @@ struct UOp : std::enable_shared_from_this<UOp> {
   UOp(Ops op, DType dtype, std::vector<UOpPtr> src, Arg arg, size_t hash);
   bool same_structure(Ops op, DType dtype, const std::vector<UOpPtr>& src, const Arg& arg) const;
 
-  // Called (once) as a node dies, so side tables keyed by nodes can drop their entries.
-  static inline void (*destroy_hook)(const UOp*) = nullptr;
+  // Called (once each) as a node dies, so side tables keyed by nodes (in any layer) can drop their entries.
+  // Registered once per table, before nodes of interest exist; at most kMaxDestroyHooks.
+  using DestroyHook = void (*)(const UOp*);
+  static constexpr int kMaxDestroyHooks = 4;
+  static void add_destroy_hook(DestroyHook hook);
 };
 
 // Arithmetic on index/ALU UOps, for pattern right-hand sides and lowering. Scalars become CONSTs of the

@@ -8,6 +8,7 @@
 #include <functional>
 
 #include "codegen/kernel.h"
+#include "engine/buffers.h"
 #include "engine/method_cache.h"
 #include "engine/realize.h"
 #include "runtime/device.h"
@@ -57,8 +58,8 @@ std::vector<float> run_with(const KernelUnderTest& k, const std::string& dev, co
   auto runner = tg::compile_runner(dev, k.item.ast, &opts);
   if (src) *src = runner->spec.src;
   std::vector<void*> ptrs;
-  for (auto& b : k.item.bufs) ptrs.push_back(b->ensure_allocated());
-  tg::Buffer& out = *k.item.bufs[0];
+  for (auto& b : k.item.bufs) ptrs.push_back(tg::buffer_of(b.get())->ensure_allocated());
+  tg::Buffer& out = *tg::buffer_of(k.item.bufs[0].get());
   EXPECT_EQ(out.dtype(), tg::dtypes::float32);
   std::vector<float> sentinel(size_t(out.size()), -12345.0f), result(size_t(out.size()));
   out.copyin(sentinel.data(), out.nbytes());

@@ -52,6 +52,16 @@ std::vector<double> matmul_ref(const std::vector<float>& a, const std::vector<fl
 }
 
 // x rounded to bfloat16 (nearest even), as the bf16 output of a matmul is; float16 holds these sums exactly.
+// An r x c matrix (row-major values v) as a tensor stored row-major, or stored transposed (column-major: a
+// c x r tensor) and viewed back with .T(): the operand layouts of x @ w, x.T() @ w, x @ w.T() ...
+Tensor stored(const std::vector<float>& v, int64_t r, int64_t c, bool transposed) {
+  if (!transposed) return Tensor(v, {r, c});
+  std::vector<float> t(v.size());
+  for (int64_t i = 0; i < r; i++)
+    for (int64_t j = 0; j < c; j++) t[size_t(j * r + i)] = v[size_t(i * c + j)];
+  return Tensor(t, {c, r});
+}
+
 double round_bf16(double x) {
   float f = float(x);
   uint32_t bits;
@@ -186,16 +196,7 @@ TEST(TensorCores, StagedOperandsInEveryLayout) {
           EXPECT_GT(b_loads, 0) << what;
         }
         std::vector<float> av = small_ints(size_t(c.m * c.k), 8), bv = small_ints(size_t(c.k * c.n), 9);
-        // the stored matrices: A (m x k) or its transpose, B (k x n) or its transpose
-        std::vector<float> as = av, bs = bv;
-        if (ta)
-          for (int64_t i = 0; i < c.m; i++)
-            for (int64_t l = 0; l < c.k; l++) as[size_t(l * c.m + i)] = av[size_t(i * c.k + l)];
-        if (tb)
-          for (int64_t l = 0; l < c.k; l++)
-            for (int64_t j = 0; j < c.n; j++) bs[size_t(j * c.k + l)] = bv[size_t(l * c.n + j)];
-        Tensor x = Tensor(as, ta ? tg::Shape{c.k, c.m} : tg::Shape{c.m, c.k}).half();
-        Tensor w = Tensor(bs, tb ? tg::Shape{c.n, c.k} : tg::Shape{c.k, c.n}).half();
+        Tensor x = stored(av, c.m, c.k, ta).half(), w = stored(bv, c.k, c.n, tb).half();
         std::vector<float> got = operands(x, w).cast(dt::float32).tolist<float>();
         std::vector<double> want = matmul_ref(av, bv, 1, c.m, c.k, c.n);
         ASSERT_EQ(got.size(), want.size());
@@ -295,15 +296,7 @@ TEST(TensorCores, WgmmaInEveryLayout) {
           if (c.k % 128 == 0 && !ta) EXPECT_TRUE(has(src, "1ull)")) << "A is swizzled: " << what << "\n" << src;
         }
         std::vector<float> av = small_ints(size_t(c.m * c.k), 10), bv = small_ints(size_t(c.k * c.n), 11);
-        std::vector<float> as = av, bs = bv;
-        if (ta)
-          for (int64_t i = 0; i < c.m; i++)
-            for (int64_t l = 0; l < c.k; l++) as[size_t(l * c.m + i)] = av[size_t(i * c.k + l)];
-        if (tb)
-          for (int64_t l = 0; l < c.k; l++)
-            for (int64_t j = 0; j < c.n; j++) bs[size_t(j * c.k + l)] = bv[size_t(l * c.n + j)];
-        Tensor x = Tensor(as, ta ? tg::Shape{c.k, c.m} : tg::Shape{c.m, c.k}).cast(c.dtype);
-        Tensor w = Tensor(bs, tb ? tg::Shape{c.n, c.k} : tg::Shape{c.k, c.n}).cast(c.dtype);
+        Tensor x = stored(av, c.m, c.k, ta).cast(c.dtype), w = stored(bv, c.k, c.n, tb).cast(c.dtype);
         std::vector<float> got = operands(x, w).cast(dt::float32).tolist<float>();
         std::vector<double> want = matmul_ref(av, bv, 1, c.m, c.k, c.n);
         if (c.dtype == dt::bfloat16)

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "nn/state/file_bytes.h"
-#include "schedule/buffer_table.h"
+#include "engine/buffers.h"
 #include "tg/tg.h"
 
 namespace fuzz {

@@ -10,7 +10,7 @@
 #include <unordered_set>
 
 #include "nn/state/loaders.h"
-#include "schedule/buffer_table.h"
+#include "engine/buffers.h"
 #include "state_test_util.h"
 #include "state_torch_fixture.h"
 

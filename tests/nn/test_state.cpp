@@ -6,7 +6,7 @@
 #include <string>
 
 #include "nn/state/json.h"
-#include "schedule/buffer_table.h"
+#include "engine/buffers.h"
 #include "state_test_util.h"
 #include "state_torch_fixture.h"
 #include "tg/counters.h"

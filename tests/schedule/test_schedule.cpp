@@ -1,6 +1,7 @@
 // Realize points and kernel grouping.
 #include <gtest/gtest.h>
 
+#include "schedule/realized.h"
 #include "schedule/schedule.h"
 #include "tg/tg.h"
 
@@ -32,7 +33,7 @@ TEST(Schedule, DataEntersThroughCopies) {
   auto s = tg::create_schedule({(a * 2.0f).uop()});
   ASSERT_EQ(s.items.size(), 2u);
   EXPECT_EQ(s.items[0].ast->op, tg::Ops::COPY);  // the copy comes before the kernel that reads it
-  EXPECT_EQ(s.items[0].bufs[1]->device(), "HOST");
+  EXPECT_EQ(tg::buffer_device(s.items[0].bufs[1].get()), "HOST");
   EXPECT_EQ(s.items[1].bufs[1], s.items[0].bufs[0]);
 }
 

@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "runtime/device.h"
-#include "schedule/buffer_table.h"
+#include "engine/buffers.h"
 #include "tensor/tensor_internal.h"
 
 namespace tg::nn::state {

@@ -1,0 +1,56 @@
+// The scheduler's node-keyed tables, cleaned up as nodes die.
+#include "schedule/realized.h"
+
+#include <atomic>
+#include <mutex>
+#include <unordered_map>
+
+namespace tg {
+namespace {
+
+struct Realized {
+  std::recursive_mutex mu;
+  std::unordered_map<const UOp*, UOpPtr> views;
+};
+
+Realized& table() {
+  static Realized* t = [] {
+    auto* t = new Realized();  // never destroyed: nodes may die during static destruction
+    UOp::add_destroy_hook([](const UOp* u) {
+      UOpPtr view;  // moved out before erasing: dropping it may destroy more nodes, which re-enter this hook
+      std::lock_guard<std::recursive_mutex> lock(table().mu);
+      if (auto it = table().views.find(u); it != table().views.end()) {
+        view = std::move(it->second);
+        table().views.erase(it);
+      }
+    });
+    return t;
+  }();
+  return *t;
+}
+
+std::atomic<int64_t> next_buffer_id{1};
+
+}  // namespace
+
+UOpPtr new_buffer_uop(const std::string& device, int64_t size, DType dtype) {
+  auto dev = UOp::make(Ops::DEVICE, dtypes::void_, {}, device);
+  return UOp::make(Ops::BUFFER, dtype, {dev}, BufferArg{next_buffer_id++, size});
+}
+
+std::string buffer_device(const UOp* u) { return u->src.at(0)->get<std::string>(); }
+
+void set_realized(const UOpPtr& node, const UOpPtr& view) {
+  auto& t = table();
+  std::lock_guard<std::recursive_mutex> lock(t.mu);
+  t.views[node.get()] = view;
+}
+
+UOpPtr realized(const UOp* node) {
+  auto& t = table();
+  std::lock_guard<std::recursive_mutex> lock(t.mu);
+  auto it = t.views.find(node);
+  return it == t.views.end() ? nullptr : it->second;
+}
+
+}  // namespace tg
