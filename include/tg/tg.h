@@ -4,6 +4,7 @@
 #include "tg/counters.h"
 #include "tg/dtype.h"
 #include "tg/error.h"
+#include "tg/jit.h"
 #include "tg/nn.h"
 #include "tg/progress.h"
 #include "tg/tensor.h"

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "engine/buffers.h"
+#include "engine/capture.h"
 #include "helpers/debug.h"
 #include "tg/context.h"
 #include "tg/counters.h"
@@ -85,6 +86,7 @@ void run_copy(const ScheduleItem& item) {
 }  // namespace
 
 void run_schedule_item(const ScheduleItem& item) {
+  if (ScheduleCapture* c = ScheduleCapture::active()) c->items.push_back(item);  // TinyJit is recording
   if (item.ast->op == Ops::COPY) return run_copy(item);
   const std::string device = buffer_device(item.bufs.at(0).get());
   CompiledRunner& r = get_runner(device, item.ast);

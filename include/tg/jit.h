@@ -1,0 +1,38 @@
+#pragma once
+// TinyJit, as tinygrad's: wrap a function of tensors; the first call runs it as usual, the second runs it while
+// recording every kernel it launches, and each later call replays those kernels on the new inputs' memory (no
+// graph building, scheduling or codegen: the host cost of a call is a few microseconds per kernel).
+//
+//   tg::TinyJit step([&](const std::vector<tg::Tensor>& in) { return std::vector<tg::Tensor>{model(in[0])}; });
+//   for (auto& x : batches) tg::Tensor y = step({x})[0];
+//
+// What the function does with tensors it did not get as inputs is frozen at capture: constants, weights (their
+// memory, not their values: updated weights are seen), random numbers drawn in it (the same ones every replay).
+// The outputs of a replay live in the same buffers every call (copy them to keep them). Replays check the inputs
+// against the capture (count, shape, dtype, device) and a function whose output is one of its inputs, or that
+// ran no kernel, is refused: each a tg::Error naming what differs. JIT=0 runs the function every call.
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "tg/tensor.h"
+
+namespace tg {
+
+class TinyJit {
+ public:
+  using Fn = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
+  explicit TinyJit(Fn fn);
+  std::vector<Tensor> operator()(const std::vector<Tensor>& inputs);
+
+  int64_t calls() const;        // calls so far
+  bool captured() const;        // whether later calls replay
+  size_t kernel_count() const;  // kernels (and copies) a replay runs
+  void reset();                 // forget the capture: the next call runs the function again, then captures
+
+ private:
+  struct State;
+  std::shared_ptr<State> s_;
+};
+
+}  // namespace tg

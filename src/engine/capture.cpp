@@ -1,0 +1,34 @@
+// Recording and replaying schedule items (engine/capture.h).
+#include "engine/capture.h"
+
+#include "engine/realize.h"
+#include "tg/error.h"
+
+namespace tg {
+namespace {
+thread_local ScheduleCapture* current = nullptr;
+}  // namespace
+
+ScheduleCapture::ScheduleCapture() {
+  if (current) throw Error("TinyJit: a jitted function is already being captured on this thread (nested TinyJit)");
+  current = this;
+}
+
+ScheduleCapture::~ScheduleCapture() { current = nullptr; }
+
+ScheduleCapture* ScheduleCapture::active() { return current; }
+
+void replay(const std::vector<ScheduleItem>& items, const std::unordered_map<const UOp*, UOpPtr>& rebind) {
+  for (const ScheduleItem& item : items) {
+    if (rebind.empty()) {
+      run_schedule_item(item);
+      continue;
+    }
+    ScheduleItem bound{item.ast, item.bufs};
+    for (UOpPtr& b : bound.bufs)
+      if (auto it = rebind.find(b.get()); it != rebind.end()) b = it->second;
+    run_schedule_item(bound);
+  }
+}
+
+}  // namespace tg

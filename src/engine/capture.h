@@ -1,0 +1,28 @@
+#pragma once
+// The engine's side of TinyJit: record the items a call runs, and run them again on other memory.
+//
+// While a ScheduleCapture is alive on a thread, every ScheduleItem that thread runs (kernels and copies) is
+// appended to it, with its BUFFER nodes as they were. replay() runs such a list again with some BUFFER nodes
+// rebound to others (new inputs): no scheduling, no codegen, one method-cache lookup per kernel.
+#include <unordered_map>
+#include <vector>
+
+#include "schedule/schedule.h"
+
+namespace tg {
+
+class ScheduleCapture {
+ public:
+  ScheduleCapture();   // starts recording on this thread (one at a time: a nested capture is a tg::Error)
+  ~ScheduleCapture();  // stops
+  ScheduleCapture(const ScheduleCapture&) = delete;
+  ScheduleCapture& operator=(const ScheduleCapture&) = delete;
+  std::vector<ScheduleItem> items;
+
+  static ScheduleCapture* active();  // this thread's, or nullptr
+};
+
+// Runs `items` in order, each BUFFER node found in `rebind` replaced by its value.
+void replay(const std::vector<ScheduleItem>& items, const std::unordered_map<const UOp*, UOpPtr>& rebind);
+
+}  // namespace tg

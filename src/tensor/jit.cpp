@@ -1,0 +1,121 @@
+// TinyJit (include/tg/jit.h): capture on the second call, replay from the third (engine/capture.h).
+#include "tg/jit.h"
+
+#include <cstdio>
+#include <unordered_map>
+
+#include "engine/capture.h"
+#include "tg/context.h"
+#include "tg/error.h"
+
+namespace tg {
+
+struct TinyJit::State {
+  Fn fn;
+  int64_t calls = 0;
+  bool captured = false;
+  std::vector<ScheduleItem> items;     // what a replay runs
+  std::vector<UOpPtr> input_buffers;   // the BUFFER node each input had at capture
+  std::vector<Shape> shapes;
+  std::vector<DType> dtypes;
+  std::vector<std::string> devices;
+  std::vector<Tensor> outputs;         // views of the buffers the captured kernels write
+};
+
+namespace {
+
+// An input as a realized contiguous buffer of its own (a view of one would bake its layout into the kernels).
+Tensor as_buffer(const Tensor& t) {
+  Tensor c = t.contiguous();
+  c.realize();
+  return c;
+}
+
+const UOp* buffer_node(const Tensor& realized) {
+  const UOpPtr& u = realized.uop();
+  return u->op == Ops::VIEW && !u->src.empty() && u->src[0]->op == Ops::BUFFER ? u->src[0].get() : nullptr;
+}
+
+std::string shape_str(const Shape& s) {
+  std::string out = "(";
+  for (size_t i = 0; i < s.size(); i++) out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + (s.size() == 1 ? ",)" : ")");
+}
+
+}  // namespace
+
+TinyJit::TinyJit(Fn fn) : s_(std::make_shared<State>()) {
+  if (!fn) throw Error("TinyJit: needs a function");
+  s_->fn = std::move(fn);
+}
+
+int64_t TinyJit::calls() const { return s_->calls; }
+bool TinyJit::captured() const { return s_->captured; }
+size_t TinyJit::kernel_count() const { return s_->items.size(); }
+
+void TinyJit::reset() {
+  Fn fn = std::move(s_->fn);
+  s_ = std::make_shared<State>();
+  s_->fn = std::move(fn);
+}
+
+std::vector<Tensor> TinyJit::operator()(const std::vector<Tensor>& inputs) {
+  State& s = *s_;
+  s.calls++;
+  if (JIT <= 0 || (!s.captured && s.calls == 1)) {  // not jitted, or the first call: as usual
+    std::vector<Tensor> out = s.fn(inputs);
+    Tensor::realize_all(out);
+    return out;
+  }
+  std::vector<Tensor> in;
+  for (const Tensor& t : inputs) in.push_back(as_buffer(t));
+  if (!s.captured) {
+    std::vector<Tensor> out;
+    std::vector<ScheduleItem> items;
+    {
+      ScheduleCapture capture;
+      out = s.fn(in);
+      Tensor::realize_all(out);
+      items = std::move(capture.items);
+    }
+    if (items.empty()) throw Error("TinyJit: the function ran no kernel while it was captured (nothing to replay)");
+    for (size_t i = 0; i < in.size(); i++) {
+      const UOp* b = buffer_node(in[i]);
+      for (size_t o = 0; o < out.size(); o++)
+        if (buffer_node(out[o]) == b)
+          throw Error("TinyJit: output " + std::to_string(o) + " is input " + std::to_string(i) +
+                      " (a replay would return the capture's input, not the new one): return a copy");
+      s.input_buffers.push_back(b->ptr());
+      s.shapes.push_back(in[i].shape());
+      s.dtypes.push_back(in[i].dtype());
+      s.devices.push_back(in[i].device());
+    }
+    s.items = std::move(items);
+    s.outputs = out;
+    s.captured = true;
+    return out;
+  }
+  if (in.size() != s.input_buffers.size())
+    throw Error("TinyJit: called with " + std::to_string(in.size()) + " inputs, captured with " +
+                std::to_string(s.input_buffers.size()));
+  std::unordered_map<const UOp*, UOpPtr> rebind;
+  for (size_t i = 0; i < in.size(); i++) {
+    auto bad = [&](const std::string& what, const std::string& now, const std::string& then) {
+      return Error("TinyJit: input " + std::to_string(i) + " has " + what + " " + now + ", captured with " + then);
+    };
+    if (in[i].shape() != s.shapes[i]) throw bad("shape", shape_str(in[i].shape()), shape_str(s.shapes[i]));
+    if (in[i].dtype() != s.dtypes[i]) throw bad("dtype", in[i].dtype().repr(), s.dtypes[i].repr());
+    if (in[i].device() != s.devices[i]) throw bad("device", in[i].device(), s.devices[i]);
+    rebind[s.input_buffers[i].get()] = buffer_node(in[i])->ptr();
+  }
+  if (DEBUG == 2) {  // the batch as one line (DEBUG>=3 lists its kernels too)
+    std::printf("*** JIT      replay of %zu kernels\n", s.items.size());
+    Context quiet({{"DEBUG", 1}});
+    replay(s.items, rebind);
+  } else {
+    replay(s.items, rebind);
+  }
+  return s.outputs;
+}
+
+}  // namespace tg

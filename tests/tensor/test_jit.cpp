@@ -1,0 +1,148 @@
+// TinyJit (include/tg/jit.h): replays equal eager runs bit for bit, run only the captured kernels, and every
+// misuse tinygrad users hit silently is a tg::Error naming the input.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "tg/context.h"
+#include "tg/counters.h"
+#include "tg/tg.h"
+
+using tg::Tensor;
+using tg::TinyJit;
+
+namespace {
+
+// A small MLP layer and a reduction: several kernels, weights captured as memory.
+struct Mlp {
+  Tensor w1 = Tensor::randn({16, 32}), b1 = Tensor::randn({32}), w2 = Tensor::randn({32, 4});
+  Mlp() { Tensor::realize_all({w1, b1, w2}); }
+  std::vector<Tensor> operator()(const std::vector<Tensor>& in) const {
+    Tensor h = (in[0].matmul(w1) + b1).relu();
+    Tensor y = h.matmul(w2);
+    return {y, (y * in[1]).sum()};
+  }
+};
+
+void expect_error(const std::function<void()>& f, const std::string& part) {
+  try {
+    f();
+    ADD_FAILURE() << "no tg::Error (expected one mentioning '" << part << "')";
+  } catch (const tg::Error& e) {
+    EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+
+TEST(TinyJit, ReplaysEqualEagerRuns) {
+  Tensor::manual_seed(1);
+  Mlp mlp;
+  TinyJit jit([&](const std::vector<Tensor>& in) { return mlp(in); });
+  for (int call = 0; call < 5; call++) {
+    Tensor x = Tensor::randn({8, 16}), s = Tensor::randn({8, 4});
+    Tensor::realize_all({x, s});
+    std::vector<float> want = mlp({x, s})[0].tolist<float>();
+    float want_sum = mlp({x, s})[1].item<float>();
+    const int64_t kernels_before = tg::GlobalCounters::kernel_count;
+    std::vector<Tensor> got = jit({x, s});
+    const int64_t ran = tg::GlobalCounters::kernel_count - kernels_before;
+    EXPECT_EQ(got[0].tolist<float>(), want) << "call " << call;
+    EXPECT_EQ(got[1].item<float>(), want_sum) << "call " << call;
+    if (call >= 2) EXPECT_EQ(ran, int64_t(jit.kernel_count())) << "a replay runs exactly the captured kernels";
+  }
+  EXPECT_TRUE(jit.captured());
+  EXPECT_EQ(jit.calls(), 5);
+  EXPECT_GE(jit.kernel_count(), 2u);
+}
+
+TEST(TinyJit, SeesUpdatedWeightsAndInPlaceUpdates) {
+  // a training-like step: the function updates a weight in place; replays keep updating it
+  Tensor w = Tensor::zeros({4});
+  w.realize();
+  TinyJit step([&](const std::vector<Tensor>& in) {
+    w.assign(w + in[0]);
+    return std::vector<Tensor>{w * 2};
+  });
+  for (int call = 1; call <= 4; call++) {
+    Tensor x = Tensor::full({4}, float(call));
+    x.realize();
+    std::vector<Tensor> out = step({x});
+    float total = float(call * (call + 1) / 2);
+    EXPECT_EQ(w.tolist<float>(), std::vector<float>(4, total)) << "call " << call;
+    EXPECT_EQ(out[0].tolist<float>(), std::vector<float>(4, 2 * total)) << "call " << call;
+  }
+}
+
+TEST(TinyJit, InputsAreCheckedAgainstTheCapture) {
+  TinyJit jit([](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0] * 2 + 1}; });
+  Tensor a = Tensor::ones({3, 4});
+  jit({a});
+  jit({a});  // captured
+  expect_error([&] { jit({Tensor::ones({4, 3})}); }, "input 0 has shape (4, 3), captured with (3, 4)");
+  expect_error([&] { jit({Tensor::ones({3, 4}, {.dtype = tg::dtypes::int32})}); }, "input 0 has dtype");
+  expect_error([&] { jit({a, a}); }, "called with 2 inputs, captured with 1");
+  // a view is made contiguous first: same shape, new memory, right values
+  Tensor t = Tensor::arange(12).reshape({4, 3}).cast(tg::dtypes::float32).T();
+  EXPECT_EQ(jit({t})[0].tolist<float>(), (t * 2 + 1).tolist<float>());
+  const std::string other = a.device() == "INTERP" ? "CPU" : "INTERP";
+  expect_error([&] { jit({a.to(other)}); }, "input 0 has device " + other);
+}
+
+TEST(TinyJit, RefusesWhatCannotBeReplayed) {
+  TinyJit identity([](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0]}; });
+  Tensor a = Tensor::ones({4});
+  identity({a});
+  expect_error([&] { identity({a}); }, "ran no kernel");
+  TinyJit echo([](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0], in[0] + 1}; });
+  echo({a});
+  expect_error([&] { echo({a}); }, "output 0 is input 0");
+}
+
+TEST(TinyJit, JitZeroRunsTheFunctionEveryCall) {
+  int runs = 0;
+  TinyJit jit([&](const std::vector<Tensor>& in) {
+    runs++;
+    return std::vector<Tensor>{in[0] + 1};
+  });
+  tg::Context off({{"JIT", 0}});
+  for (int i = 0; i < 4; i++) EXPECT_EQ(jit({Tensor::full({2}, 1.0f)})[0].tolist<float>(), std::vector<float>(2, 2.0f));
+  EXPECT_EQ(runs, 4);
+  EXPECT_FALSE(jit.captured());
+}
+
+// A training step under TinyJit (forward, backward, SGD updating the weights in place) follows the same
+// trajectory as the eager loop: the same loss at every step, the same weights at the end.
+namespace {
+struct Net {
+  tg::nn::Linear l1{8, 16}, l2{16, 3};
+  Tensor operator()(const Tensor& x) const { return l2(l1(x).relu()); }
+  TG_PARAMETERS(l1, l2)
+};
+}  // namespace
+
+TEST(TinyJit, TrainingStepMatchesEager) {
+  auto run = [](bool jitted) {
+    Tensor::manual_seed(5);
+    Net net;
+    tg::nn::optim::SGD opt(tg::nn::get_parameters(net), 0.05);
+    Tensor x = Tensor::randn({4, 8}), y = Tensor::randint({4}, 0, 3);
+    Tensor::realize_all({x, y});
+    auto step = [&](const std::vector<Tensor>& in) {
+      tg::nn::TrainingScope scope;
+      opt.zero_grad();
+      Tensor loss = net(in[0]).sparse_categorical_crossentropy(in[1]);
+      loss.backward();
+      opt.step({loss});
+      return std::vector<Tensor>{loss};
+    };
+    TinyJit jit(step);
+    std::vector<float> losses;
+    for (int i = 0; i < 6; i++) losses.push_back((jitted ? jit({x, y}) : step({x, y}))[0].item<float>());
+    losses.push_back(net.l1.weight.sum().item<float>());
+    return losses;
+  };
+  std::vector<float> eager = run(false), jitted = run(true);
+  EXPECT_EQ(jitted, eager);
+  EXPECT_GT(eager[0], eager[5]) << "the loss goes down";
+}
