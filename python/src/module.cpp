@@ -61,4 +61,5 @@ NB_MODULE(_C, m) {
   tgpy::bind_context(m);
   tgpy::bind_optim(m);
   tgpy::bind_state(m);
+  tgpy::bind_jit(m);
 }

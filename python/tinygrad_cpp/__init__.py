@@ -9,7 +9,9 @@ from tinygrad_cpp import _C
 from tinygrad_cpp.dtype import dtypes, DType
 from tinygrad_cpp.tensor import Tensor, from_dlpack
 from tinygrad_cpp.device import Device, Context, GlobalCounters, getenv
+from tinygrad_cpp.jit import TinyJit, JitError
 from tinygrad_cpp import nn
 
-__all__ = ["Tensor", "dtypes", "DType", "Device", "Context", "GlobalCounters", "getenv", "nn", "from_dlpack"]
+__all__ = ["Tensor", "dtypes", "DType", "Device", "Context", "GlobalCounters", "getenv", "nn", "from_dlpack", "TinyJit",
+           "JitError"]
 __version__ = "0.1.0"
