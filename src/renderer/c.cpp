@@ -69,6 +69,8 @@ ContextVar THREADS("THREADS", 0);
 }  // namespace
 
 int ClangRenderer::cpu_threads() {
+  if (THREADS.value() < 0)
+    throw Error("THREADS=" + std::to_string(THREADS.value()) + ": expected a thread count >= 1 (0: the machine's)");
   if (THREADS.value() > 0) return int(std::min<long>(THREADS.value(), 256));
   static const int hw = std::max(1, int(std::thread::hardware_concurrency()));
   return hw;

@@ -62,7 +62,7 @@ void Kernel::hand_coded_optimizations() {
       return false;
     }
   };
-  if (tensor_core_opts(try_opt) || gemm_opts(try_opt)) return;
+  if (tensor_core_opts(try_opt) || gemm_opts(try_opt) || cpu_gemm_opts(try_opt)) return;
   auto dtype_of_output = ast_->src.at(0)->src.at(2)->dtype;
   const bool gpu = renderer_.has_local();
   // vector width in elements: the CPU's widest registers; on GPUs 16 bytes per thread (float4, 8 halves)

@@ -1,0 +1,13 @@
+#pragma once
+// CPU matmuls with a packed right operand (see matmul_pack.cpp).
+#include <optional>
+
+#include "tg/tensor.h"
+
+namespace tg {
+
+// x (..., n, k) @ w (k, m) with w first copied into column panels of 32, (m/32, k, 32), when the product
+// runs on the CPU in float32 and is large enough to pay for the copy; nullopt otherwise (or CPU_PACK=0).
+std::optional<Tensor> cpu_packed_dot(const Tensor& x, const Tensor& w);
+
+}  // namespace tg
