@@ -18,9 +18,11 @@ ContextVar CPU_PACK("CPU_PACK", 1);
 
 }  // namespace
 
+bool cpu_pack_enabled() { return CPU_PACK.value() != 0; }
+
 std::optional<Tensor> cpu_packed_dot(const Tensor& x, const Tensor& w) {
   const Shape a = x.shape(), b = w.shape();
-  if (CPU_PACK.value() == 0 || a.size() < 2 || b.size() != 2 || x.device() != "CPU" || w.device() != "CPU" ||
+  if (!cpu_pack_enabled() || a.size() < 2 || b.size() != 2 || x.device() != "CPU" || w.device() != "CPU" ||
       x.dtype() != dtypes::float32 || w.dtype() != dtypes::float32)
     return std::nullopt;
   const int64_t k = b[0], m = b[1];

@@ -115,18 +115,20 @@ TEST(CpuGemm, PackedRightOperand) {
 
 TEST(CpuGemm, ConvAgreesWithInterpreter) {
   // output channels and rows of x upcast, the kernel width unrolled; padding gives gated loads
+  // (the last three are past 2^20 products with 16k output channels: weights packed channel-last)
   struct Case {
-    int64_t b, cin, hw, cout, k, pad;
+    int64_t b, cin, hw, cout, k, pad, stride = 1;
   };
-  for (const Case& c : {Case{2, 8, 16, 16, 3, 1}, Case{1, 3, 13, 8, 3, 1}, Case{3, 5, 11, 7, 3, 0},
-                        Case{2, 4, 24, 12, 5, 2}, Case{1, 16, 8, 32, 1, 0}}) {
+  for (const Case& c :
+       {Case{2, 8, 16, 16, 3, 1}, Case{1, 3, 13, 8, 3, 1}, Case{3, 5, 11, 7, 3, 0}, Case{2, 4, 24, 12, 5, 2},
+        Case{1, 16, 8, 32, 1, 0}, Case{2, 16, 20, 32, 3, 1}, Case{2, 8, 23, 16, 3, 1}, Case{2, 16, 21, 48, 3, 1, 2}}) {
     for (int threads : {1, 2}) {
       tg::Context ctx({{"THREADS", threads}});
       auto xv = random_floats(size_t(c.b * c.cin * c.hw * c.hw), 21),
            wv = random_floats(size_t(c.cout * c.cin * c.k * c.k), 22);
       auto run = [&](const std::string& dev) {
         Tensor x(xv, {c.b, c.cin, c.hw, c.hw}, {.device = dev}), w(wv, {c.cout, c.cin, c.k, c.k}, {.device = dev});
-        return x.conv2d(w, std::nullopt, 1, {1}, {1}, {c.pad}).tolist<float>();
+        return x.conv2d(w, std::nullopt, 1, {c.stride}, {1}, {c.pad}).tolist<float>();
       };
       auto cpu = run("CPU"), interp = run("INTERP");
       ASSERT_EQ(cpu.size(), interp.size());
@@ -135,6 +137,16 @@ TEST(CpuGemm, ConvAgreesWithInterpreter) {
         ASSERT_NEAR(cpu[i], interp[i], tol) << c.cin << "x" << c.hw << " at " << i;
     }
   }
+}
+
+TEST(CpuGemm, ConvWeightsArePackedPastTheThreshold) {
+  Tensor x = Tensor::rand({2, 16, 20, 20}, {.device = "CPU"}), w = Tensor::rand({32, 16, 3, 3}, {.device = "CPU"});
+  x.realize();
+  w.realize();
+  auto kernels = [&] { return tg::create_schedule({x.conv2d(w, std::nullopt, 1, {1}, {1}, {1}).uop()}).items.size(); };
+  const size_t packed = kernels();
+  tg::Context ctx({{"CPU_PACK", 0}});
+  EXPECT_EQ(packed, kernels() + 1);  // the weights' copy
 }
 
 TEST(CpuGemm, BadTileKnobIsAnError) {

@@ -37,16 +37,20 @@ bool Kernel::cpu_gemm_opts(const std::function<bool(const Opt&)>& try_opt) {
   if (nred < 1 || kinds_[size_t(fr)] != AxisKind::REDUCE) return false;
   // (the last view's strides: whether a load moves along a dim, and by 1, even under padding masks)
   auto moves = [&](size_t i, int d) { return full_shape_[size_t(d)] > 1 && last_view_stride(i, d) != 0; };
-  auto along = [&](size_t reads, size_t ignores, bool contiguous) {
+  // contiguous: 2 = B and C are contiguous along the dim, 1 = B is (C's lanes are then stored one by one)
+  auto along = [&](size_t reads, size_t ignores, int contiguous) {
     for (int d = fr - 1; d >= 0; d--)
       if (kinds_[size_t(d)] == AxisKind::LOOP && moves(reads, d) && !moves(ignores, d) &&
-          (!contiguous || (last_view_stride(reads, d) == 1 && stride_of(0, d) == 1)))
+          (contiguous == 0 || (stride_of(reads, d) == 1 && (contiguous == 1 || stride_of(0, d) == 1))))
         return d;
     return -1;
   };
-  if (along(ib, ia, true) < 0) std::swap(ia, ib);
-  // (UPCAST and UNROLL add dims after the output loops: mi, ni and yi stay the loops' indices)
-  const int mi = along(ia, ib, false), ni = along(ib, ia, true);
+  int contiguous = 2;
+  if (along(ib, ia, 2) < 0) std::swap(ia, ib);
+  if (along(ib, ia, 2) < 0) contiguous = 1;
+  if (contiguous == 1 && along(ib, ia, 1) < 0) std::swap(ia, ib);
+  // (UPCAST and UNROLL add dims after the output loops: mi and ni stay the loops' indices)
+  const int mi = along(ia, ib, 0), ni = along(ib, ia, contiguous);
   if (mi < 0 || ni < 0) return false;
   // CPU_GEMM_TILE=um,nv,uk for tuning: um values along M, nv vectors along N, the reduce unrolled by uk.
   const auto t = getenv_ints("CPU_GEMM_TILE", {4, 2, 2}, 1, 64);
@@ -60,16 +64,20 @@ bool Kernel::cpu_gemm_opts(const std::function<bool(const Opt&)>& try_opt) {
   while (um > 1 && M % um != 0) um--;
   while (nv > 1 && N % (vw * nv) != 0) nv--;
   if (N % vw != 0 || um < 2 || macs < (int64_t(1) << 18)) return false;
-  bool ok = try_opt({OptOps::UPCAST, ni, int(vw)}) && (nv == 1 || try_opt({OptOps::UPCAST, ni, int(nv)})) &&
-            try_opt({OptOps::UPCAST, mi, int(um)});
-  // A small tile (a conv's 56-wide rows take one vector): more rows of B's other output dim (y).
+  // A small tile (a 56-wide conv row against x takes one vector): 2 or 4 rows of B's other output dim.
+  std::vector<std::pair<int, int64_t>> ups = {{ni, vw}, {ni, nv}, {mi, um}};
   for (int d = fr - 1, acc = int(um * nv); d >= 0 && acc < 8; d--)
     if (d != ni && d != mi && kinds_[size_t(d)] == AxisKind::LOOP && moves(ib, d) && !moves(ia, d))
-      for (int amt : {4, 2})
-        if (acc * amt <= 16 && full_shape_[size_t(d)] % amt == 0 && try_opt({OptOps::UPCAST, d, amt})) {
-          acc *= amt;
+      for (int64_t amt : {4, 2})
+        if (acc * amt <= 16 && full_shape_[size_t(d)] % amt == 0) {
+          ups.push_back({d, amt});
+          acc *= int(amt);
           break;
         }
+  // (an UPCAST that takes a whole dim removes it and moves the dims after it: the last dims go first)
+  std::stable_sort(ups.begin(), ups.end(), [](auto& a, auto& b) { return a.first > b.first; });
+  bool ok = true;
+  for (auto [d, amt] : ups) ok = ok && (amt == 1 || try_opt({OptOps::UPCAST, d, int(amt)}));
   // the innermost reduce: whole when short (a conv's kernel width), else by uk
   if (K <= 4)
     ok = ok && try_opt({OptOps::UNROLL, nred - 1, 0});
