@@ -158,6 +158,13 @@ TEST(CpuGemm, BadTileKnobIsAnError) {
   } catch (const tg::Error& e) {
     EXPECT_NE(std::string(e.what()).find("CPU_GEMM_TILE=4,0,2"), std::string::npos) << e.what();
   }
+  setenv("CPU_GEMM_TILE", "64,4,2", 1);  // 64 x 64 values: past what one thread may hold
+  try {
+    default_opts(x.matmul(w));
+    ADD_FAILURE() << "CPU_GEMM_TILE=64,4,2 was taken";
+  } catch (const tg::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("CPU_GEMM_TILE=64,4,2"), std::string::npos) << e.what();
+  }
   setenv("CPU_GEMM_TILE", "8,1,4", 1);  // a valid tile other than the default applies
   auto opts = default_opts(x.matmul(w));
   unsetenv("CPU_GEMM_TILE");
