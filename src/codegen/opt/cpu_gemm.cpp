@@ -89,6 +89,15 @@ bool Kernel::cpu_gemm_opts(const std::function<bool(const Opt&)>& try_opt) {
   if (!ok)
     throw Error("CPU_GEMM_TILE=" + getenv_str("CPU_GEMM_TILE") + ": a tile of " + std::to_string(um) + " x " +
                 std::to_string(nv) + " vectors does not fit " + name() + " (at most 1024 values a thread)");
+  // B in panels (tensor/matmul_pack.cpp: its N loop steps over whole K x 32 panels): the panel loop goes
+  // outside M, so one panel (256 KiB at K = 2048) stays in L2 while this thread's rows of A stream past it,
+  // instead of every panel streaming from L3 once per 4 rows (2 threads, fastest of 5: 1024^3 206-207 ->
+  // 213-214 GFLOPS, 2048^3 207-209 -> 212-215).
+  std::vector<int> loops;
+  for (int d = 0; d < first_reduce(); d++)
+    if (kinds_[size_t(d)] == AxisKind::LOOP) loops.push_back(d);
+  if (loops.size() == 2 && moves(ib, loops[1]) && !moves(ia, loops[1]) && stride_of(ib, loops[1]) >= K * vw * nv)
+    try_opt({OptOps::SWAP, loops[0], loops[1]});
   // Threads over the outermost output loop that divides evenly (M for a matmul, the batch for a conv).
   for (int th = renderer_.threads(); th >= 2; th--)
     for (int d = 0; d < first_reduce(); d++)
