@@ -317,8 +317,21 @@ bool Kernel::is_expanded_in_some_load(int d) const {
 int Kernel::vector_dim() const {
   if (tc_) return -1;  // a tensor core's registers are scalars gathered from the register dims
   auto good_size = [](int64_t s) { return s == 2 || s == 4 || s == 8 || s == 16; };
-  for (int d = int(full_shape_.size()) - 1; d >= first_upcast(); d--)
-    if (kinds_[size_t(d)] == AxisKind::UPCAST && good_size(full_shape_[size_t(d)]) && stride_of(0, d) == 1) return d;
+  int out_dim = -1, load_dim = -1;
+  for (int d = int(full_shape_.size()) - 1; d >= first_upcast() && out_dim < 0; d--)
+    if (kinds_[size_t(d)] == AxisKind::UPCAST && good_size(full_shape_[size_t(d)]) && stride_of(0, d) == 1) out_dim = d;
+  // A reduce kernel's UPCAST dim that a load is contiguous along while the output is strided (a conv's
+  // output channels against packed weights) wins when it is wider: vector loads and arithmetic, the lanes
+  // stored one by one once per output tile. (CPUs only: GPU tiles keep their layout; the arithmetic per
+  // lane is the same either way.)
+  if (reduce_ && !renderer_.has_local())
+    for (int d = int(full_shape_.size()) - 1; d >= first_upcast() && load_dim < 0; d--) {
+      if (kinds_[size_t(d)] != AxisKind::UPCAST || !good_size(full_shape_[size_t(d)]) || stride_of(0, d) == 1) continue;
+      for (size_t i = 1; i < sts_.size(); i++)
+        if (is_load_[i] && stride_of(i, d) == 1) load_dim = d;
+    }
+  if (load_dim >= 0 && (out_dim < 0 || full_shape_[size_t(load_dim)] > full_shape_[size_t(out_dim)])) return load_dim;
+  if (out_dim >= 0) return out_dim;
   // No output dim to vectorize: the last UNROLL dim that some load is contiguous along (each vector lane
   // then accumulates its own partial sum; the lanes are added after the reduce loop).
   for (int d = int(full_shape_.size()) - 1; d >= first_upcast(); d--) {

@@ -137,6 +137,9 @@ class Kernel {
   // hand_coded_optimizations on GPUs with shared-memory staging: register tiles, threads and K steps for a
   // matmul without a tensor core (codegen/opt/gemm.cpp); false (and no opt applied) when it is not one.
   bool gemm_opts(const std::function<bool(const Opt&)>& try_opt);
+  // hand_coded_optimizations on CPUs: a register-tiled float32 matmul (codegen/opt/cpu_gemm.cpp); false (and
+  // no opt applied) when the kernel is not one.
+  bool cpu_gemm_opts(const std::function<bool(const Opt&)>& try_opt);
   // hand_coded_optimizations' first step on GPUs: GROUP (and 16-byte UNROLL lanes) for reduce kernels.
   void group_gpu_reduce(const std::function<bool(const Opt&)>& try_opt);
 };

@@ -67,7 +67,9 @@ std::unique_ptr<CompiledRunner> compile_runner(const std::string& device, const 
     std::optional<PassLog> passes;
     if (DEBUG >= 4) passes.emplace();
     UOpPtr lowered = lower_kernel(k);
-    spec.uops = linearize_kernel(lowered, {.sequential_sums = dev.renderer().has_local()});
+    // every device adds a sum's terms to its accumulator one at a time: a fused multiply-add per product
+    // on CPUs and GPUs, and the interpreter the same order
+    spec.uops = linearize_kernel(lowered, {.sequential_sums = true});
     if (passes) std::printf("passes of %s:\n%s", spec.name.c_str(), passes->str().c_str());
   }
   if (DEBUG >= 6) print_uops(spec.uops);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "tensor/conv_pack.h"
 #include "tensor/tensor_internal.h"
 
 namespace tg {
@@ -148,6 +149,9 @@ Tensor conv(const std::string& op, const Tensor& x, const Tensor& w, const std::
                   fmt_shape(xs) + " padded to " + fmt_shape(padded));
   Tensor p = pool(pad_const(x, pads, 0), k, stride, dil);  // (bs, cin*groups, *o, *k)
   Shape ps = p.shape();
+  int64_t macs = cout;
+  for (int64_t s : ps) macs *= s;
+  const Tensor wk = x.dtype() == dtypes::float32 && x.device() == "CPU" ? cpu_packed_conv_weight(w, groups, macs).value_or(w) : w;
   Shape o(ps.begin() + 2, ps.begin() + 2 + int64_t(dims));
 
   // (bs, groups, cin, 1, *o, *k) -> expand rcout -> (bs, groups, rcout, *o, cin, *k); weight broadcasts over o.
@@ -168,7 +172,7 @@ Tensor conv(const std::string& op, const Tensor& x, const Tensor& w, const std::
   for (size_t j = 0; j <= dims; j++) red.push_back(-1 - int64_t(j));
   Shape out = {bs, cout};
   out.insert(out.end(), o.begin(), o.end());
-  Tensor ret = (win * w.reshape(wr)).sum(red).reshape(out);
+  Tensor ret = (win * wk.reshape(wr)).sum(red).reshape(out);
   if (!bias) return ret;
   if (bias->shape() != Shape{cout})
     throw Error(op + ": bias " + fmt_shape(bias->shape()) + " does not match " + std::to_string(cout) +

@@ -2,6 +2,7 @@
 // multiply + sum.
 #include <algorithm>
 
+#include "tensor/matmul_pack.h"
 #include "tensor/tensor_internal.h"
 
 namespace tg {
@@ -101,6 +102,7 @@ Tensor Tensor::dot(const Tensor& w) const {
   if (a[n1 - 1] != k2)
     throw Error("matmul: cannot multiply " + fmt_shape(a) + " and " + fmt_shape(b) + " (" +
                 std::to_string(a[n1 - 1]) + " != " + std::to_string(k2) + ")");
+  if (auto packed = cpu_packed_dot(*this, w)) return *packed;
   // x: (..., n, 1, k)   w: (..., 1, k, m) -> transposed to (..., 1, m, k); multiply and sum over k.
   size_t ones = std::min({n1 - 1, n2 - 1, size_t(1)});
   Shape xs(a.begin(), a.end() - 1);

@@ -62,7 +62,7 @@ void Kernel::hand_coded_optimizations() {
       return false;
     }
   };
-  if (tensor_core_opts(try_opt) || gemm_opts(try_opt)) return;
+  if (tensor_core_opts(try_opt) || gemm_opts(try_opt) || cpu_gemm_opts(try_opt)) return;
   auto dtype_of_output = ast_->src.at(0)->src.at(2)->dtype;
   const bool gpu = renderer_.has_local();
   // vector width in elements: the CPU's widest registers; on GPUs 16 bytes per thread (float4, 8 halves)
@@ -83,6 +83,20 @@ void Kernel::hand_coded_optimizations() {
   const bool vector_output = gpu ? (dtype_of_output == dtypes::float32 || dtype_of_output == dtypes::float16 ||
                                     dtype_of_output == dtypes::bfloat16) && !has_reduce()
                                  : dtype_of_output.is_float() && dtype_of_output.itemsize() >= 4;
+  // (A CPU reduce whose loads run along the reduce dim, not along this one, vectorizes the reduce instead
+  // (step 3): a vector of outputs would gather one scalar from each row per step. Softmax's row sums and a
+  // split 2^24 sum (16 partials 2^20 apart) did that.)
+  if (vdim >= 0 && vector_output && !gpu && has_reduce() && first_upcast() > first_reduce()) {
+    // (only loads that the reduce streams count: softmax's row max is contiguous along the rows but read
+    // once per row)
+    const int rd = first_upcast() - 1;
+    bool along_reduce = false, along_output = false;
+    for (size_t i = 1; i < sts_.size(); i++) {
+      along_reduce |= is_load_[i] && stride_of(i, rd) == 1;
+      along_output |= is_load_[i] && stride_of(i, vdim) == 1 && stride_of(i, rd) != 0;
+    }
+    if (along_reduce && !along_output) vdim = -1;
+  }
   if (vdim >= 0 && vector_output) {
     int64_t s = full_shape_[size_t(vdim)];
     for (int w : {16, 8, 4, 2}) {
