@@ -194,14 +194,18 @@ class ClangCompiler : public Compiler {
   }
 
  private:
-  // -ffp-contract=fast: a*b+c becomes one fused multiply-add (one rounding), as tinygrad's clang backend
-  // allows; it doubles the arithmetic of a matmul's register tile (off, sgemm 1024^3 ran at 61-82 GFLOPS on
-  // a 2-core AVX-512 box). The interpreter rounds a*b first, so the two agree within a rounding per fused
-  // product; sums, products and quotients alone stay bit-exact (tests/codegen/test_opts.cpp).
+  // -ffp-contract=on: a*b+c written in one statement (an accumulator update, a matmul's sum) becomes one fused
+  // multiply-add (one rounding), as tinygrad's clang backend allows; it doubles the arithmetic of a matmul's
+  // register tile (off, sgemm 1024^3 ran at 61-82 GFLOPS on a 2-core AVX-512 box). Not `fast`: that may also
+  // fuse across the rounding of a 16-bit float result (tg_rh(a*b) + c: DtypeOps.HalfAddMulMatchFloatReference
+  // was off by up to 4 half ulps on the H100 host's Xeon with it); `on` fuses only within one statement, and
+  // measured the same sgemm and conv speed here (218 / 172 GFLOPS, 2 threads). The
+  // interpreter rounds a*b first, so the two agree within a rounding per fused product; sums, products and
+  // quotients alone stay bit-exact (tests/codegen/test_opts.cpp).
   // -fno-math-errno: sqrt and friends become instructions; no -ffast-math, so NaN/inf behave per IEEE.
   // -fwrapv: integer overflow wraps (the IR's semantics) instead of being undefined.
   static inline const std::vector<std::string> kFlags = {
-      "-O2", "-march=native", "-fPIC", "-shared", "-ffp-contract=fast", "-fno-math-errno", "-fwrapv",
+      "-O2", "-march=native", "-fPIC", "-shared", "-ffp-contract=on", "-fno-math-errno", "-fwrapv",
       "-Werror=implicit-function-declaration"};
 
   static std::string cpu_model() {
