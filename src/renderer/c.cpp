@@ -144,6 +144,12 @@ std::string ClangRenderer::render_alu(const UOp& u, const std::vector<std::strin
     pre.need(name, [&] { return exp2_helper(helper_qualifier(), T, M, name); });
     return name + "(" + a[0] + ")";
   }
+  // MULACC in float64: exec_alu rounds the product, then the sum; a*b+c in one expression would be one fused
+  // multiply-add under -ffp-contract=on, so the product is a call (contraction stays within an expression).
+  if (u.op == Ops::MULACC && dt.count == 1 && dt.scalar == Scalar::Float64) {
+    pre.need("tg_mul64", [&] { return helper_qualifier() + " double tg_mul64(double a, double b) { return a * b; }"; });
+    return "(tg_mul64(" + a[0] + ", " + a[1] + ")+" + a[2] + ")";
+  }
   // MULACC: exec_alu rounds a*b+c once (computed in double); C in float would round twice.
   if (u.op == Ops::MULACC && dt.count == 1 && dt.is_float() && dt.scalar != Scalar::Float64) {
     std::string e = "(((double)" + a[0] + "*" + a[1] + ")+" + a[2] + ")";
