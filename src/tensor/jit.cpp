@@ -31,16 +31,25 @@ Tensor as_buffer(const Tensor& t) {
   return c;
 }
 
-const UOp* buffer_node(const Tensor& realized) {
-  const UOpPtr& u = realized.uop();
-  return u->op == Ops::VIEW && !u->src.empty() && u->src[0]->op == Ops::BUFFER ? u->src[0].get() : nullptr;
-}
-
 std::string shape_str(const Shape& s) {
   std::string out = "(";
   for (size_t i = 0; i < s.size(); i++) out += (i ? ", " : "") + std::to_string(s[i]);
   return out + (s.size() == 1 ? ",)" : ")");
 }
+
+const UOp* buffer_node(const Tensor& realized) {
+  const UOpPtr& u = realized.uop();
+  return u->op == Ops::VIEW && !u->src.empty() && u->src[0]->op == Ops::BUFFER ? u->src[0].get() : nullptr;
+}
+
+// The buffer of input i (made by as_buffer); an input with no memory of its own (no elements) cannot be rebound.
+const UOp* input_buffer(const Tensor& in, size_t i) {
+  const UOp* b = buffer_node(in);
+  if (!b) throw Error("TinyJit: input " + std::to_string(i) + " of shape " + shape_str(in.shape()) +
+                      " has no buffer to replay on (an empty tensor?)");
+  return b;
+}
+
 
 }  // namespace
 
@@ -80,7 +89,7 @@ std::vector<Tensor> TinyJit::operator()(const std::vector<Tensor>& inputs) {
     }
     if (items.empty()) throw Error("TinyJit: the function ran no kernel while it was captured (nothing to replay)");
     for (size_t i = 0; i < in.size(); i++) {
-      const UOp* b = buffer_node(in[i]);
+      const UOp* b = input_buffer(in[i], i);
       for (size_t o = 0; o < out.size(); o++)
         if (buffer_node(out[o]) == b)
           throw Error("TinyJit: output " + std::to_string(o) + " is input " + std::to_string(i) +
@@ -106,7 +115,7 @@ std::vector<Tensor> TinyJit::operator()(const std::vector<Tensor>& inputs) {
     if (in[i].shape() != s.shapes[i]) throw bad("shape", shape_str(in[i].shape()), shape_str(s.shapes[i]));
     if (in[i].dtype() != s.dtypes[i]) throw bad("dtype", in[i].dtype().repr(), s.dtypes[i].repr());
     if (in[i].device() != s.devices[i]) throw bad("device", in[i].device(), s.devices[i]);
-    rebind[s.input_buffers[i].get()] = buffer_node(in[i])->ptr();
+    rebind[s.input_buffers[i].get()] = input_buffer(in[i], i)->ptr();
   }
   if (DEBUG == 2) {  // the batch as one line (DEBUG>=3 lists its kernels too)
     std::printf("*** JIT      replay of %zu kernels\n", s.items.size());

@@ -146,3 +146,12 @@ TEST(TinyJit, TrainingStepMatchesEager) {
   EXPECT_EQ(jitted, eager);
   EXPECT_GT(eager[0], eager[5]) << "the loss goes down";
 }
+
+TEST(TinyJit, EmptyInputsReplay) {
+  TinyJit jit([](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0] + 1, in[1].sum()}; });
+  for (int call = 1; call <= 4; call++) {
+    std::vector<Tensor> out = jit({Tensor::ones({0, 3}), Tensor::full({4}, float(call))});
+    EXPECT_EQ(out[0].shape(), (tg::Shape{0, 3}));
+    EXPECT_EQ(out[1].item<float>(), 4.0f * float(call)) << "call " << call;
+  }
+}
