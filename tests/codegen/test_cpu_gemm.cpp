@@ -15,18 +15,13 @@
 #include "schedule/schedule.h"
 #include "tg/context.h"
 #include "tg/tg.h"
+#include "../common/random_data.h"
 
 using tg::Tensor;
 
-namespace {
+using tgtest::random_floats;
 
-std::vector<float> random_floats(size_t n, uint32_t seed) {
-  std::mt19937 g(seed);
-  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(g);
-  return v;
-}
+namespace {
 
 // x (batch, m, k) @ w (k, n) on the CPU against float64 sums.
 void check_matmul(int64_t batch, int64_t m, int64_t k, int64_t n, uint32_t seed) {

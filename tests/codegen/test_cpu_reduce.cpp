@@ -12,18 +12,11 @@
 #include "schedule/schedule.h"
 #include "tg/context.h"
 #include "tg/tg.h"
+#include "../common/random_data.h"
 
 using tg::Tensor;
 
 namespace {
-
-std::vector<float> random_floats(size_t n, uint32_t seed) {
-  std::mt19937 g(seed);
-  std::uniform_real_distribution<float> d(-3.0f, 3.0f);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(g);
-  return v;
-}
 
 void expect_close(const std::vector<float>& want, const std::vector<float>& got, float tol, const std::string& what) {
   ASSERT_EQ(want.size(), got.size()) << what;
@@ -40,7 +33,7 @@ TEST(CpuReduce, RowReductionsAgreeWithInterpreter) {
     tg::Context ctx({{"THREADS", threads}});
     for (int i = 0; i < 8; i++) {
       const int64_t rows = sizes[g() % std::size(sizes)], cols = sizes[g() % std::size(sizes)];
-      auto v = random_floats(size_t(rows * cols), uint32_t(i));
+      auto v = tgtest::random_floats(size_t(rows * cols), uint32_t(i), -3.0f, 3.0f);
       const std::string what = std::to_string(rows) + "x" + std::to_string(cols);
       auto run = [&](const std::string& dev, int op) {
         Tensor x(v, {rows, cols}, {.device = dev});

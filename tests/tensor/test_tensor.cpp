@@ -5,21 +5,13 @@
 #include <random>
 
 #include "../common/reference.h"
+#include "../common/random_data.h"
 #include "tg/tg.h"
 #include "uop/uop.h"
 
 using tg::Tensor;
 using tgtest::Ref;
-
-namespace {
-std::vector<float> random_floats(size_t n, unsigned seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> d(-1, 1);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(gen);
-  return v;
-}
-}  // namespace
+using tgtest::random_floats;
 
 TEST(Tensor, EmptyPlusEmptyGivesSixteenValues) {
   auto v = (Tensor::empty({4, 4}) + Tensor::empty({4, 4})).tolist<float>();

@@ -51,6 +51,20 @@ void Kernel::group_gpu_reduce(const std::function<bool(const Opt&)>& try_opt) {
       if (rsize % amt == 0 && try_opt({OptOps::GROUP, last, amt})) break;
 }
 
+// Whether the loads a reduce streams run along its innermost reduce dim and none along output dim `vdim`
+// (softmax's row sums, a split 2^24 sum's 16 partials 2^20 apart). Only streamed loads count: softmax's row
+// max is contiguous along the rows but read once per row.
+bool Kernel::loads_stream_along_reduce(int vdim) const {
+  if (!has_reduce() || first_upcast() <= first_reduce()) return false;
+  const int rd = first_upcast() - 1;
+  bool along_reduce = false, along_output = false;
+  for (size_t i = 1; i < sts_.size(); i++) {
+    along_reduce |= is_load_[i] && stride_of(i, rd) == 1;
+    along_output |= is_load_[i] && stride_of(i, vdim) == 1 && stride_of(i, rd) != 0;
+  }
+  return along_reduce && !along_output;
+}
+
 void Kernel::hand_coded_optimizations() {
   // Tiny kernels keep their plain loops: nothing to win, and their code stays readable (r_2, E_16).
   if (prod(full_shape_) < 64) return;
@@ -84,19 +98,8 @@ void Kernel::hand_coded_optimizations() {
                                     dtype_of_output == dtypes::bfloat16) && !has_reduce()
                                  : dtype_of_output.is_float() && dtype_of_output.itemsize() >= 4;
   // (A CPU reduce whose loads run along the reduce dim, not along this one, vectorizes the reduce instead
-  // (step 3): a vector of outputs would gather one scalar from each row per step. Softmax's row sums and a
-  // split 2^24 sum (16 partials 2^20 apart) did that.)
-  if (vdim >= 0 && vector_output && !gpu && has_reduce() && first_upcast() > first_reduce()) {
-    // (only loads that the reduce streams count: softmax's row max is contiguous along the rows but read
-    // once per row)
-    const int rd = first_upcast() - 1;
-    bool along_reduce = false, along_output = false;
-    for (size_t i = 1; i < sts_.size(); i++) {
-      along_reduce |= is_load_[i] && stride_of(i, rd) == 1;
-      along_output |= is_load_[i] && stride_of(i, vdim) == 1 && stride_of(i, rd) != 0;
-    }
-    if (along_reduce && !along_output) vdim = -1;
-  }
+  // (step 3): a vector of outputs would gather one scalar from each row per step.)
+  if (vdim >= 0 && vector_output && !gpu && loads_stream_along_reduce(vdim)) vdim = -1;
   if (vdim >= 0 && vector_output) {
     int64_t s = full_shape_[size_t(vdim)];
     for (int w : {16, 8, 4, 2}) {
