@@ -143,6 +143,8 @@ class Kernel {
   bool cpu_gemm_opts(const std::function<bool(const Opt&)>& try_opt);
   // hand_coded_optimizations' first step on GPUs: GROUP (and 16-byte UNROLL lanes) for reduce kernels.
   void group_gpu_reduce(const std::function<bool(const Opt&)>& try_opt);
+  // hand_coded_optimizations on GPUs, elementwise kernels: a loop that reads an input contiguously goes innermost.
+  void lanes_along_input(const std::function<bool(const Opt&)>& try_opt);
 };
 
 // The vector width (in elements of 4 bytes) the host CPU's widest registers hold: 16 with AVX-512, 8 with

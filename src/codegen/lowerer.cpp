@@ -19,6 +19,7 @@
 // (codegen/staging.h): their values are loads of the staged tile, or LDMATRIX fragments for a tensor core.
 #include "codegen/lowerer.h"
 
+#include <algorithm>
 #include <array>
 #include <optional>
 #include <unordered_map>
@@ -142,6 +143,7 @@ class Lowerer {
       dims_.push_back(r);
     }
     if (ua_.size() > 60) throw Error("lower: too many upcast dims");
+    if (k.tensor_core() && ren_.async_copies()) flatten_reduce_loops();
   }
 
   UOpPtr lower(const UOpPtr& ast) {
@@ -201,6 +203,27 @@ class Lowerer {
   std::unordered_map<const UOp*, Info> info_;
   std::optional<Staging> staging_;                       // loads read through shared memory (no tensor core)
   std::unordered_map<const UOp*, size_t> staged_;        // such a LOAD -> its operand in staging_
+
+  // Several reduce loops become one over their product, each dim read back by division: the shared-memory ring
+  // (codegen/staging.h) steps through one loop. (A convolution over a flattened image reduces over kernel rows
+  // and, inside, columns x channels.)
+  void flatten_reduce_loops() {
+    if (reduce_ranges_.size() < 2) return;
+    int64_t total = 1;
+    for (const UOpPtr& r : reduce_ranges_) total *= r->src.at(1)->const_int_value();
+    if (total == 0) return;
+    UOpPtr flat = UOp::make(Ops::RANGE, idx_dt_, {ci(0), ci(total)}, reduce_ranges_[0]->get<int64_t>());
+    int64_t inner = total;
+    for (UOpPtr& d : dims_) {
+      auto it = std::find(reduce_ranges_.begin(), reduce_ranges_.end(), d);
+      if (it == reduce_ranges_.end()) continue;
+      const int64_t size = d->src.at(1)->const_int_value();
+      inner /= size;
+      UOpPtr v = inner == 1 ? flat : idiv(flat, ci(inner));
+      d = inner * size == total ? v : mod(v, ci(size));
+    }
+    reduce_ranges_ = {flat};
+  }
 
   // Loads under the reduce that the threads of a workgroup share (a matmul's A and B: some thread dim does not
   // move them) go through shared memory where the kernel allows it (codegen/staging.h).

@@ -41,9 +41,10 @@
 //                  together. `after` orders it (the ASYNC_COMMIT of its step's copies).
 //
 //   Shared-memory staging of tensor-core operands (codegen/tc_staging.h), GPU only:
-//   CP_ASYNC       void, src (dst DEFINE_LOCAL, dst idx, src DEFINE_GLOBAL, src idx, gate bool, after...), arg
-//                  int64 n: copy n elements (16 bytes) from src+idx to dst+idx, asynchronously, if gate. The
-//                  sources after the gate only order it (the BARRIER it must follow).
+//   CP_ASYNC       void, src (dst DEFINE_LOCAL, dst idx, src DEFINE_GLOBAL, src idx, gate bool, valid bool,
+//                  after...), arg int64 n: copy n elements (16 bytes) from src+idx to dst+idx, asynchronously, if
+//                  gate; where not valid (a pad mask hides the source) write n zeros instead and read nothing.
+//                  The sources after `valid` only order it (the BARRIER it must follow).
 //   ASYNC_COMMIT   void, src (CP_ASYNCs, earlier ASYNC_COMMIT...): closes a group of the thread's copies.
 //   ASYNC_WAIT     void, src (ordering: the ASYNC_COMMIT it follows, the RANGE it sits in), arg int64 n:
 //                  waits until at most n % 256 of the thread's groups are still in flight; n >= 256: then

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "shape/indexing.h"
 #include "tg/context.h"
 #include "uop/pass_log.h"
 #include "uop/symbolic.h"
@@ -23,12 +24,24 @@ bool is_tile_dim(AxisKind kind) {
 
 UOpPtr ci(int64_t v, DType dt) { return UOp::const_int(v, dt); }
 
+// The tile's copies read 16-byte units through the tracker's last view (no mask of its own, offset whole units)
+// and the views below it (a pad's mask, a reshape that did not merge), which must keep such units whole.
+bool copies_whole_runs(const ShapeTracker& st, int64_t vec) {
+  return !st.views.back().mask && st.views.back().offset % vec == 0 && st.lower_views_keep_runs(vec);
+}
+
+// x with the reduce loop `r` replaced by `step`
+UOpPtr at_step(const UOpPtr& x, const UOpPtr& r, const UOpPtr& step) {
+  if (x == r) return step;
+  return substitute(x, [&](const UOp* u) -> UOpPtr { return u == r.get() ? step : nullptr; });
+}
+
 }  // namespace
 
 std::optional<Staging::Layout> Staging::layout(const Kernel& k, size_t view, int64_t vec, bool ldmatrix) {
   const ShapeTracker& st = k.sts()[view];
-  if (st.views.size() != 1 || st.views[0].mask) return std::nullopt;
-  const View& v = st.views[0];
+  if (!copies_whole_runs(st, vec)) return std::nullopt;
+  const View& v = st.views.back();
   const Shape& fs = k.full_shape();
   Layout L;
   for (int d = 0; d < int(fs.size()); d++) {
@@ -124,10 +137,12 @@ bool Staging::plan_wgmma(const Kernel& k) {
 std::optional<std::pair<Staging::Layout, WgmmaOperand>> Staging::wgmma_layout(const Kernel& k, size_t view, int op,
                                                                               int warp, const std::vector<int>& ntile) {
   const ShapeTracker& tr = k.sts()[view];
-  if (tr.views.size() != 1 || tr.views[0].mask || tr.views[0].offset % 8 != 0) return std::nullopt;
-  const View& v = tr.views[0];
+  if (!copies_whole_runs(tr, 8)) return std::nullopt;
+  const View& v = tr.views.back();
   const Shape& fs = k.full_shape();
   auto stride = [&](int d) { return fs[size_t(d)] == 1 ? 0 : v.strides[size_t(d)]; };
+  for (int d = 0; d < int(fs.size()); d++)  // loops move the tile by whole 16-byte units
+    if (!is_tile_dim(k.kinds()[size_t(d)]) && stride(d) % 8 != 0) return std::nullopt;
   const int g = k.dim_of(TcRole::LANE_G), t = k.dim_of(TcRole::LANE_T), klo = k.dim_of(TcRole::K_LO);
   const bool kmajor = stride(klo) == 1 && stride(t) == 2, mnmajor = !kmajor && stride(g) == 1;
   if (!kmajor && !mnmajor) return std::nullopt;
@@ -180,7 +195,7 @@ std::optional<std::pair<Staging::Layout, WgmmaOperand>> Staging::wgmma_layout(co
 // within its row by the swizzle, so they hit 8 different bank groups.
 std::optional<std::pair<Staging::Layout, WgmmaOperand>> Staging::swizzled_layout(const Kernel& k, size_t view,
                                                                                  const std::vector<int>& mn_dims) {
-  const View& v = k.sts()[view].views[0];
+  const View& v = k.sts()[view].views.back();
   const Shape& fs = k.full_shape();
   auto stride = [&](int d) { return fs[size_t(d)] == 1 ? 0 : v.strides[size_t(d)]; };
   std::vector<int> kdims{k.dim_of(TcRole::K_LO), k.dim_of(TcRole::LANE_T), k.dim_of(TcRole::K_HI)}, others;
@@ -219,7 +234,7 @@ std::optional<std::pair<Staging::Layout, WgmmaOperand>> Staging::swizzled_layout
 // then along N (the other n-tile dims: LBO), then the other tile dims. Copies as for K-major.
 std::optional<std::pair<Staging::Layout, WgmmaOperand>> Staging::swizzled_mn_layout(const Kernel& k, size_t view,
                                                                                     const std::vector<int>& mn_dims) {
-  const View& v = k.sts()[view].views[0];
+  const View& v = k.sts()[view].views.back();
   const Shape& fs = k.full_shape();
   auto stride = [&](int d) { return fs[size_t(d)] == 1 ? 0 : v.strides[size_t(d)]; };
   if (mn_dims.size() < 2 || fs[size_t(mn_dims[0])] * fs[size_t(mn_dims[1])] != 64) return std::nullopt;
@@ -382,16 +397,12 @@ std::vector<UOpPtr> Staging::copies(const StagingInput& in, size_t op, const UOp
       inner *= fs[size_t(d)];
       sidx = sidx + value[size_t(d)] * ci(L.sstride[i], idt);
     }
-    // the view is one unmasked View: its index is offset + sum of value * stride
-    const View& v = k.sts()[view_[op]].views[0];
-    UOpPtr gidx = ci(v.offset, idt);
-    for (size_t d = 0; d < fs.size(); d++) {
-      if (fs[d] == 1 || v.strides[d] == 0) continue;
-      const UOpPtr& x = in.dims[d] == in.reduce_range ? step : value[d];
-      gidx = gidx + x * ci(v.strides[d], idt);
-    }
+    // a reduce dim is the loop or a function of it (several loops flattened into one): at `step`
+    for (size_t d = 0; d < fs.size(); d++) value[d] = at_step(value[d], in.reduce_range, step);
+    // the unit's source and whether a pad mask below hides it (all its elements alike: copies_whole_runs)
+    auto [gidx, valid] = to_indexed_uops(k.sts()[view_[op]], value, idt);
     if (L.swizzle) sidx = UOp::alu(Ops::XOR, {sidx, mod(idiv(sidx, ci(64, idt)), ci(8, idt)) * ci(8, idt)});
-    std::vector<UOpPtr> src{smem_[op], simplify(sidx), in.bufs[op], simplify(gidx), gate};
+    std::vector<UOpPtr> src{smem_[op], simplify(sidx), in.bufs[op], simplify(gidx), gate, valid};
     if (after) src.push_back(after);
     out.push_back(UOp::make(Ops::CP_ASYNC, dtypes::void_, std::move(src), vec));
   }

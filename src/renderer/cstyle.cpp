@@ -400,7 +400,7 @@ std::string CStyleRenderer::render_wmma(const UOp& u, const std::vector<std::str
 }
 
 std::string CStyleRenderer::render_cp_async(const std::string&, const std::string&, const std::string&,
-                                            const std::string&, int64_t, DType) const {
+                                            const std::string&, const std::string&, int64_t, DType) const {
   throw Error("render: CP_ASYNC on " + device() + ", which has no asynchronous copies");
 }
 std::string CStyleRenderer::render_async_commit() const {
@@ -630,11 +630,13 @@ std::string CStyleRenderer::render(const std::string& name, const std::vector<UO
         break;
       }
       case Ops::CP_ASYNC: {
-        if (u.src.size() < 5) throw Error(where(i) + ": CP_ASYNC takes (dst, dst idx, src, src idx, gate, after...)");
+        if (u.src.size() < 6)
+          throw Error(where(i) + ": CP_ASYNC takes (dst, dst idx, src, src idx, gate, valid, after...)");
+        auto is_true = [](const UOp& b) { return b.op == Ops::CONST && b.const_value() != 0; };
         std::string st = render_cp_async(src(u, 0), strip_parens(src(u, 1)), src(u, 2), strip_parens(src(u, 3)),
-                                         u.get<int64_t>(), u.src[2]->dtype.base().scalar_type());
-        const UOp& gate = *u.src[4];
-        bool always = gate.op == Ops::CONST && gate.const_value() != 0;
+                                         is_true(*u.src[5]) ? "" : src(u, 5), u.get<int64_t>(),
+                                         u.src[2]->dtype.base().scalar_type());
+        bool always = is_true(*u.src[4]);
         line(always ? st : "if (" + strip_parens(src(u, 4)) + ") { " + st + " }");
         break;
       }

@@ -92,11 +92,11 @@ class CStyleRenderer : public Renderer {
   // register (from an LDMATRIX) that holds operands 2p and 2p + 1 together. The default throws: no tensor cores.
   virtual std::string render_wmma(const UOp& u, const std::vector<std::string>& operands, const std::vector<bool>& raw,
                                   const std::vector<std::string>& packed, Prelude& pre) const;
-  // Shared-memory staging (codegen/program.h): the statements of an asynchronous copy of n elements of dt, a
-  // commit, a wait for at most n groups in flight; an LDMATRIX into a new variable `name` (declaration included);
+  // Shared-memory staging (codegen/program.h): the statements of an asynchronous copy of n elements of dt (zeros
+  // where `valid` is false; "" when always valid), a commit, a wait for at most n groups in flight; an LDMATRIX into a new variable `name` (declaration included);
   // lane i of it as a float value, and its 32-bit register q. The defaults throw: no such hardware.
   virtual std::string render_cp_async(const std::string& dst, const std::string& dst_idx, const std::string& src,
-                                      const std::string& src_idx, int64_t n, DType dt) const;
+                                      const std::string& src_idx, const std::string& valid, int64_t n, DType dt) const;
   virtual std::string render_async_commit() const;
   virtual std::string render_async_wait(int64_t n) const;
   virtual std::string render_ldmatrix(const std::string& name, const std::string& local, const std::string& idx,

@@ -214,10 +214,18 @@ std::string CUDARenderer::render_wmma(const UOp& u, const std::vector<std::strin
 // cp.async.cg: 16 bytes global -> shared, bypassing L1 (the tile is read from shared memory, not again from
 // global).
 std::string CUDARenderer::render_cp_async(const std::string& dst, const std::string& dst_idx, const std::string& src,
-                                          const std::string& src_idx, int64_t n, DType dt) const {
-  if (n * dt.itemsize() != 16) throw Error("render: CUDA cp.async of " + std::to_string(n) + " x " + dt.repr() + " (16 bytes only)");
-  return "asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16;\" :: \"r\"((unsigned)__cvta_generic_to_shared(" + dst +
-         " + (" + dst_idx + "))), \"l\"(" + src + " + " + src_idx + ") : \"memory\");";
+                                          const std::string& src_idx, const std::string& valid, int64_t n,
+                                          DType dt) const {
+  if (n * dt.itemsize() != 16)
+    throw Error("render: CUDA cp.async of " + std::to_string(n) + " x " + dt.repr() + " (16 bytes only)");
+  const std::string to = "\"r\"((unsigned)__cvta_generic_to_shared(" + dst + " + (" + dst_idx + ")))";
+  if (valid.empty())
+    return "asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16;\" :: " + to + ", \"l\"(" + src + " + " + src_idx +
+           ") : \"memory\");";
+  // masked: a source size of 0 bytes fills the 16 with zeros and reads nothing (from the buffer's start, never an
+  // address outside it)
+  return "asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16, %2;\" :: " + to + ", \"l\"(" + src + " + (" + valid +
+         " ? " + src_idx + " : 0)), \"r\"(" + valid + " ? 16 : 0) : \"memory\");";
 }
 
 std::string CUDARenderer::render_async_commit() const { return "asm volatile(\"cp.async.commit_group;\" ::: \"memory\");"; }

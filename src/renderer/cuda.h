@@ -61,7 +61,7 @@ class CUDARenderer : public CStyleRenderer {
   std::string render_define_local(const std::string& name, DType dt, int64_t size, int64_t offset,
                                   Prelude& pre) const override;
   std::string render_cp_async(const std::string& dst, const std::string& dst_idx, const std::string& src,
-                              const std::string& src_idx, int64_t n, DType dt) const override;
+                              const std::string& src_idx, const std::string& valid, int64_t n, DType dt) const override;
   std::string render_async_commit() const override;
   std::string render_async_wait(int64_t n) const override;
   std::string render_ldmatrix(const std::string& name, const std::string& local, const std::string& idx,

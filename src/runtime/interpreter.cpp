@@ -229,10 +229,11 @@ class Executor {
     }
   }
 
-  // CP_ASYNC: the copy, done at once.
+  // CP_ASYNC: the copy, done at once (zeros where not valid, reading nothing).
   void cp_async(const ThreadCtx& t, size_t pc, const Instr& in) const {
     const Num* v = t.vals.data();
     if (v[in.wide[4]].i == 0) return;
+    const bool valid = v[in.wide[5]].i != 0;
     const int64_t dst = v[in.wide[1]].i, src = v[in.wide[3]].i;
     Instr from = in;
     from.op = Ops::LOAD;
@@ -240,7 +241,7 @@ class Executor {
     for (int64_t e = 0; e < in.count; e++) {
       uint64_t bits = 0;
       const int sz = region(in.aux).itemsize;
-      std::memcpy(&bits, address(t, pc, from, src + e), size_t(sz));
+      if (valid) std::memcpy(&bits, address(t, pc, from, src + e), size_t(sz));
       std::memcpy(address(t, pc, in, dst + e), &bits, size_t(sz));
     }
   }

@@ -85,12 +85,12 @@ class PlanBuilder {
       if (!visible(def_block_[size_t(it->second)], cur))
         fail(pos, "uses uop " + std::to_string(it->second) + " outside the loop or IF that defines it");
       const int32_t slot = p_.code[size_t(it->second)].out;
-      if (u.op == Ops::WMMA || u.op == Ops::WGMMA || (u.op == Ops::CP_ASYNC && k < 5)) in.wide.push_back(slot);
+      if (u.op == Ops::WMMA || u.op == Ops::WGMMA || (u.op == Ops::CP_ASYNC && k < 6)) in.wide.push_back(slot);
       if (k < in.src.size()) in.src[k] = slot;
       // Only ordering sources may be void (a BARRIER's stores, an ENDIF's IF, the BARRIER a LOAD of shared
       // memory waits for): a value read must exist.
       bool ordering = u.op == Ops::BARRIER || u.op == Ops::ENDIF ||
-                      (u.op == Ops::LOAD && k == 2 && u.src.size() == 3) || (u.op == Ops::CP_ASYNC && k >= 5) ||
+                      (u.op == Ops::LOAD && k == 2 && u.src.size() == 3) || (u.op == Ops::CP_ASYNC && k >= 6) ||
                       u.op == Ops::ASYNC_COMMIT || u.op == Ops::ASYNC_WAIT || (u.op == Ops::LDMATRIX && k >= 2) ||
                       (u.op == Ops::WGMMA && (k == 0 || k == 2 || k == 4));
       if (slot == kNone && !ordering) fail(pos, "reads uop " + std::to_string(it->second) + ", which has no value");
@@ -339,11 +339,11 @@ class PlanBuilder {
     in.dtype = value;
   }
 
-  // CP_ASYNC (dst local, dst idx, src global, src idx, gate, after...): n elements of one dtype.
+  // CP_ASYNC (dst local, dst idx, src global, src idx, gate, valid, after...): n elements of one dtype.
   template <class NeedInt, class NeedBool>
   void decode_cp_async(int32_t pos, const UOp& u, Instr& in, NeedInt need_int, NeedBool need_bool) {
     const int64_t* n = std::get_if<int64_t>(&u.arg);
-    if (u.src.size() < 5) fail(pos, "takes (dst, dst idx, src, src idx, gate, after...)");
+    if (u.src.size() < 6) fail(pos, "takes (dst, dst idx, src, src idx, gate, valid, after...)");
     if (u.src[0]->op != Ops::DEFINE_LOCAL || u.src[2]->op != Ops::DEFINE_GLOBAL)
       fail(pos, "copies from a DEFINE_GLOBAL to a DEFINE_LOCAL");
     if (!n || *n < 1 || *n > 64) fail(pos, "needs an element count 1..64 as arg, has " + u.arg_repr());
@@ -351,6 +351,7 @@ class PlanBuilder {
     need_int(1, "dst index");
     need_int(3, "src index");
     need_bool(4, "gate");
+    need_bool(5, "valid");
     in.buf = p_.code[size_t(index_.at(u.src[0].get()))].buf;
     in.aux = p_.code[size_t(index_.at(u.src[2].get()))].buf;
     in.count = int32_t(*n);

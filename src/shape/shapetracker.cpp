@@ -123,4 +123,17 @@ std::string ShapeTracker::repr() const {
   return s + (views.size() == 1 ? ",))" : "))");
 }
 
+bool ShapeTracker::lower_views_keep_runs(int64_t n) const {
+  for (size_t i = 0; i + 1 < views.size(); i++) {
+    const View& v = views[i];
+    if (v.shape.empty()) return false;
+    const size_t in = v.shape.size() - 1;
+    if (v.shape[in] % n != 0 || v.strides[in] != 1 || v.offset % n != 0) return false;
+    for (size_t d = 0; d < in; d++)
+      if (v.shape[d] != 1 && v.strides[d] % n != 0) return false;
+    if (v.mask && ((*v.mask)[in].first % n != 0 || (*v.mask)[in].second % n != 0)) return false;
+  }
+  return true;
+}
+
 }  // namespace tg

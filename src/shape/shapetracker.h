@@ -18,6 +18,11 @@ struct ShapeTracker {
   bool has_mask() const;          // any view has a mask
   // The number of elements of the buffer behind it that can be touched (max index + 1), 0 if none.
   int64_t real_size() const;
+  // The views below the last one move aligned runs of n elements whole: n consecutive indices of the last view
+  // starting at a multiple of n reach n consecutive elements of the buffer, starting at a multiple of n, all valid
+  // or all masked. (Each lower view's innermost dim contiguous and a multiple of n long; its other strides, its
+  // offset and its innermost mask bounds multiples of n.) True with one view.
+  bool lower_views_keep_runs(int64_t n) const;
 
   ShapeTracker reshape(const Shape& new_shape) const;
   ShapeTracker permute(const std::vector<int64_t>& axes) const;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "tensor/conv_flat.h"
 #include "tensor/conv_pack.h"
 #include "tensor/tensor_internal.h"
 
@@ -133,6 +134,16 @@ Tensor pool(const Tensor& x, const Shape& k, const std::vector<int64_t>& stride,
   return t.permute(order);
 }
 
+// A conv's bias (cout,) shaped to broadcast over (bs, cout, *spatial).
+Tensor bias_of(const std::string& op, const Tensor& bias, int64_t cout, size_t dims) {
+  if (bias.shape() != Shape{cout})
+    throw Error(op + ": bias " + fmt_shape(bias.shape()) + " does not match " + std::to_string(cout) +
+                " output channels (expected " + fmt_shape({cout}) + ")");
+  Shape bshape = {1, cout};
+  bshape.insert(bshape.end(), dims, 1);
+  return bias.reshape(bshape);
+}
+
 // The N-d convolution behind conv2d and conv_transpose2d; `pads` is (before, after) per spatial dim, and may be
 // negative.
 Tensor conv(const std::string& op, const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias,
@@ -147,6 +158,9 @@ Tensor conv(const std::string& op, const Tensor& x, const Tensor& w, const std::
     if (padded[2 + j] < dil[j] * (k[j] - 1) + 1)
       throw Error(op + ": kernel " + fmt_shape(ws) + " with dilation " + fmt_vec(dil) + " is larger than the input " +
                   fmt_shape(xs) + " padded to " + fmt_shape(padded));
+  if (dims == 2)
+    if (auto flat = flat_window_conv2d(x, w, pads, groups, stride, dil))
+      return bias ? *flat + bias_of(op, *bias, cout, dims) : *flat;
   Tensor p = pool(pad_const(x, pads, 0), k, stride, dil);  // (bs, cin*groups, *o, *k)
   Shape ps = p.shape();
   int64_t macs = cout;
@@ -173,13 +187,7 @@ Tensor conv(const std::string& op, const Tensor& x, const Tensor& w, const std::
   Shape out = {bs, cout};
   out.insert(out.end(), o.begin(), o.end());
   Tensor ret = (win * wk.reshape(wr)).sum(red).reshape(out);
-  if (!bias) return ret;
-  if (bias->shape() != Shape{cout})
-    throw Error(op + ": bias " + fmt_shape(bias->shape()) + " does not match " + std::to_string(cout) +
-                " output channels (expected " + fmt_shape({cout}) + ")");
-  Shape bshape = {1, cout};
-  bshape.insert(bshape.end(), dims, 1);
-  return ret + bias->reshape(bshape);
+  return bias ? ret + bias_of(op, *bias, cout, dims) : ret;
 }
 
 void check_conv_shapes(const std::string& op, const Tensor& x, const Tensor& w, int64_t groups) {

@@ -11,6 +11,7 @@
 #include "engine/buffers.h"
 #include "engine/method_cache.h"
 #include "engine/realize.h"
+#include "renderer/cuda.h"
 #include "runtime/device.h"
 #include "schedule/schedule.h"
 #include "tg/context.h"
@@ -257,4 +258,22 @@ TEST(Opts, ThreadsOneDisablesThreading) {
     tg::Kernel kern(k.item.ast, tg::get_device("CPU").renderer());
     EXPECT_EQ(kern.renderer().threads(), 3);
   }
+}
+
+// A transpose on a GPU: the channels-last copy of an NCHW image puts the warp's lanes along the pixels (the input's
+// contiguous dim), and keeps 16-byte vector stores along the channels.
+TEST(GpuHeuristics, TransposeLanesRunAlongTheInput) {
+  tg::CUDARenderer cuda;
+  Tensor x = Tensor::empty({2, 16, 8, 8}, {.dtype = tg::dtypes::float16});
+  tg::Schedule s = tg::create_schedule({x.permute({0, 2, 3, 1}).contiguous().uop()});
+  tg::Kernel k(s.items.back().ast, cuda);
+  k.hand_coded_optimizations();
+  const auto& fs = k.full_shape();
+  int inner_local = -1, vec = k.vector_dim();
+  for (int d = 0; d < int(fs.size()); d++)
+    if (k.kinds()[size_t(d)] == tg::AxisKind::LOCAL) inner_local = d;
+  ASSERT_GE(inner_local, 0);
+  ASSERT_GE(vec, 0);
+  EXPECT_EQ(k.last_view_stride(1, inner_local), 1) << "threadIdx.x walks the input's pixels";
+  EXPECT_EQ(k.last_view_stride(0, vec), 1) << "the output's channels stay a vector";
 }

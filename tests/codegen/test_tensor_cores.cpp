@@ -293,7 +293,9 @@ TEST(TensorCores, WgmmaInEveryLayout) {
                       has(src, "fence.proxy.async.shared::cta"))
               << what << "\n" << src;
           EXPECT_FALSE(has(src, "ldmatrix")) << what;
-          if (c.k % 128 == 0 && !ta) EXPECT_TRUE(has(src, "1ull)")) << "A is swizzled: " << what << "\n" << src;
+          if (c.k % 128 == 0 && !ta) {
+            EXPECT_TRUE(has(src, "1ull)")) << "A is swizzled: " << what << "\n" << src;
+          }
         }
         std::vector<float> av = small_ints(size_t(c.m * c.k), 10), bv = small_ints(size_t(c.k * c.n), 11);
         Tensor x = stored(av, c.m, c.k, ta).cast(c.dtype), w = stored(bv, c.k, c.n, tb).cast(c.dtype);

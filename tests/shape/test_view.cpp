@@ -240,3 +240,18 @@ TEST(View, IndexTwoViews) {
   EXPECT_EQ(idx, mod(k, 4) * 6 + idiv(k, 4));
   EXPECT_EQ(valid, ctrue());
 }
+
+// Shared-memory copies move 16-byte runs through the views below the last (codegen/staging.h): a channels-last
+// pad keeps a pixel's 8 channels together; a pad along the contiguous dim, an odd row or a transpose does not.
+TEST(ShapeTracker, LowerViewsKeepRuns) {
+  const ShapeTracker nhwc = ShapeTracker::from_shape({2, 4, 4, 16});
+  const ShapeTracker padded = nhwc.pad({{0, 1}, {1, 1}, {1, 1}, {0, 0}}).reshape({3 * 6 * 6, 16});
+  ASSERT_EQ(padded.views.size(), 2u);
+  EXPECT_TRUE(padded.lower_views_keep_runs(8));
+  EXPECT_TRUE(ShapeTracker::from_shape({4, 16}).lower_views_keep_runs(8));  // one view
+  EXPECT_FALSE(nhwc.pad({{0, 0}, {0, 0}, {0, 0}, {1, 7}}).reshape({2 * 4 * 4 * 24}).lower_views_keep_runs(8));
+  const ShapeTracker odd = ShapeTracker::from_shape({6, 12}).shrink({{0, 6}, {0, 10}}).reshape({60});
+  ASSERT_EQ(odd.views.size(), 2u);
+  EXPECT_FALSE(odd.lower_views_keep_runs(8));  // rows of 10
+  EXPECT_FALSE(ShapeTracker::from_shape({16, 8}).permute({1, 0}).reshape({128}).lower_views_keep_runs(8));
+}

@@ -152,9 +152,9 @@ bool Kernel::tensor_core_opts(const std::function<bool(const Opt&)>& try_opt) {
         if (amt > 1 && full_shape_[size_t(d)] % amt == 0 && try_opt({op, d, amt})) return true;
     return false;
   };
-  // wgmma reads its operands from shared memory: only where both can be staged (one plain strided view each; a
-  // convolution's padded input is masked, and keeps the mma.sync shape)
-  auto stageable = [&](size_t i) { return sts_[i].views.size() == 1 && !sts_[i].views[0].mask; };
+  // wgmma reads its operands from shared memory: only where both can be staged in 16-byte units (a strided last
+  // view; the views below it, a pad's mask say, keep such units whole: codegen/staging.h)
+  auto stageable = [&](size_t i) { return sts_[i].lower_views_keep_runs(8); };
   if (renderer_.wgmma() && stageable(tc_->a) && stageable(tc_->b)) {
     const MatmulTile tile = matmul_tile("TC_TILE", kWgmmaTile, 64);
     if (apply(OptOps::LOCAL, m(), {tile.threads_m, 4})) {  // whole warpgroups right above M_HI, or no WGMMA
@@ -180,9 +180,10 @@ bool Kernel::tensor_core_opts(const std::function<bool(const Opt&)>& try_opt) {
 }
 
 // K steps per reduce iteration beyond the tensor core's 16 (a longer shared-memory stage); a loop stays, for the
-// stages to rotate through.
+// stages to rotate through. The innermost reduce loop: the tensor core's K where there are several (a
+// convolution's kernel rows are outer loops).
 void Kernel::unroll_k(int amount, const std::function<bool(const Opt&)>& try_opt) {
-  for (int d = first_reduce(); d < int(full_shape_.size()) && amount > 1; d++)
+  for (int d = int(full_shape_.size()) - 1; d >= first_reduce() && amount > 1; d--)
     if (kinds_[size_t(d)] == AxisKind::REDUCE) {
       for (int amt : {amount, 2})
         if (amt > 1 && amt <= amount && full_shape_[size_t(d)] % amt == 0 && full_shape_[size_t(d)] > amt &&
