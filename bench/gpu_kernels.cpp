@@ -102,6 +102,15 @@ std::vector<Row> rows() {
             return std::function<Tensor()>(
                 [x, w] { return x->conv2d(*w, std::nullopt, 1, {1}, {1}, {1}); });
           }},
+      // the layer as a model uses it: bias and relu, the output realized NCHW (ours: the epilogue reads the conv's
+      // flat output back as a view)
+      Row{"conv2d 3x3 fp16 + bias + relu", 2.0 * 32 * 64 * 56 * 56 * 64 * 9, false,
+          [] {
+            auto x = std::make_shared<Tensor>(randn({32, 64, 56, 56}, tg::dtypes::float16));
+            auto w = std::make_shared<Tensor>(randn({64, 64, 3, 3}, tg::dtypes::float16));
+            auto b = std::make_shared<Tensor>(randn({64}, tg::dtypes::float16));
+            return std::function<Tensor()>([x, w, b] { return x->conv2d(*w, *b, 1, {1}, {1}, {1}).relu().contiguous(); });
+          }},
   };
 }
 

@@ -74,7 +74,8 @@ std::optional<Tensor> flat_window_conv2d(const Tensor& x, const Tensor& w, const
   Tensor a = win.reshape({c, taps / wp, wp, p}).shrink({{0, c}, {0, kh}, {0, kw}, {0, p}}).permute({3, 1, 2, 0});
   a = a.reshape({1, p, kh, kw * c});
   Tensor b = w.permute({0, 2, 3, 1}).contiguous().reshape({o, 1, kh, kw * c});
-  Tensor out = (a * b).sum({-1, -2});  // (O, P)
+  // (O, P), realized in the input dtype: a consumer (bias, relu) reads it back as a view, in half the bytes
+  Tensor out = (a * b).sum({-1, -2}).contiguous();
   return out.shrink({{0, o}, {0, rows}})
       .reshape({o, n, hp, wp})
       .shrink({{0, o}, {0, n}, {0, ho}, {0, wo}})

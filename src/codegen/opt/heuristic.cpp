@@ -65,20 +65,28 @@ bool Kernel::loads_stream_along_reduce(int vdim) const {
   return along_reduce && !along_output;
 }
 
-// A transpose on a GPU (an elementwise kernel whose innermost loop reads no input contiguously, while another loop
-// reads one): that loop goes innermost, so the warp's lanes (step 5) take consecutive elements of the input and
-// each load of a warp reads one span; the stores keep their 16-byte vectors (channels-last copy of a conv's
-// 32x64x56x56 fp16 input on an H100: 74 us with the lanes along the output's channels, a pixel per 8 lanes).
+// A transpose on a GPU (an elementwise kernel none of whose full-size inputs is read contiguously along its innermost
+// loop or its vector, while another loop reads one): that loop goes innermost, so the warp's lanes (step 5) take
+// consecutive elements of the input and each load of a warp reads one span; the stores keep their 16-byte vectors
+// (channels-last copy of a conv's 32x64x56x56 fp16 input on an H100: 74 us with the lanes along the output's
+// channels, a pixel per 8 lanes). Inputs broadcast along some dim (softmax's row sums) do not count.
 void Kernel::lanes_along_input(const std::function<bool(const Opt&)>& try_opt) {
   int inner = -1;
   for (int d = 0; d < first_reduce(); d++)
     if (kinds_[size_t(d)] == AxisKind::LOOP) inner = d;
+  auto full_size = [&](size_t i) {
+    for (int d = 0; d < int(full_shape_.size()); d++)
+      if (full_shape_[size_t(d)] > 1 && stride_of(i, d) == 0) return false;
+    return true;
+  };
   auto read_along = [&](int d) {
     for (size_t i = 1; i < sts_.size(); i++)
-      if (is_load_[i] && stride_of(i, d) == 1) return true;
+      if (is_load_[i] && full_size(i) && stride_of(i, d) == 1) return true;
     return false;
   };
   if (inner < 0 || read_along(inner)) return;
+  for (int d = first_upcast(); d < int(full_shape_.size()); d++)
+    if (read_along(d)) return;
   for (int d = inner - 1; d >= 0; d--)
     if (kinds_[size_t(d)] == AxisKind::LOOP && read_along(d) && full_shape_[size_t(d)] % 32 == 0 &&
         try_opt({OptOps::SWAP, d, inner}))
