@@ -11,6 +11,9 @@
 // The outputs of a replay live in the same buffers every call (copy them to keep them). Replays check the inputs
 // against the capture (count, shape, dtype, device) and a function whose output is one of its inputs, or that
 // ran no kernel, is refused: each a tg::Error naming what differs. JIT=0 runs the function every call.
+//
+// On CUDA a replay whose kernels all run on one GPU, none of them writing an input, is one CUDA graph: the new
+// inputs are copied into the captured ones on the GPU, then the graph is launched (JIT=2: no graphs, as tinygrad).
 #include <functional>
 #include <memory>
 #include <vector>
@@ -28,6 +31,7 @@ class TinyJit {
   int64_t calls() const;        // calls so far
   bool captured() const;        // whether later calls replay
   size_t kernel_count() const;  // kernels (and copies) a replay runs
+  bool graphed() const;         // whether replays launch them as one device graph (after the first replay)
   void reset();                 // forget the capture: the next call runs the function again, then captures
 
  private:

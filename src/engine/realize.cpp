@@ -55,7 +55,7 @@ void run_copy(const ScheduleItem& item) {
   Buffer& src = *buffer_of(item.bufs.at(1).get());
   Device& dst_dev = get_device(dst.device());
   Device& src_dev = get_device(src.device());
-  bool wait = DEBUG >= 2 || PROFILE >= 1;
+  bool wait = timing_each_item();
   bool xfer = false;
   auto t0 = std::chrono::steady_clock::now();
   if (dst_dev.executes() && src_dev.executes()) {
@@ -85,6 +85,8 @@ void run_copy(const ScheduleItem& item) {
 
 }  // namespace
 
+bool timing_each_item() { return DEBUG >= 2 || PROFILE >= 1; }
+
 void run_schedule_item(const ScheduleItem& item) {
   if (ScheduleCapture* c = ScheduleCapture::active()) c->items.push_back(item);  // TinyJit is recording
   if (item.ast->op == Ops::COPY) return run_copy(item);
@@ -97,7 +99,7 @@ void run_schedule_item(const ScheduleItem& item) {
     ptrs.push_back(b->ensure_allocated());
     mem += int64_t(b->nbytes());
   }
-  bool wait = DEBUG >= 2 || PROFILE >= 1;
+  bool wait = timing_each_item();
   double et = get_device(device).executes() ? r.program->run(ptrs, {}, wait) : 0;
   GlobalCounters::kernel_count++;
   GlobalCounters::global_ops += r.spec.estimated_ops;

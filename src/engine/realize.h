@@ -19,6 +19,8 @@ struct CompiledRunner {
 
 // The method cache: (device, ast) -> CompiledRunner, compiling on a miss.
 CompiledRunner& get_runner(const std::string& device, const UOpPtr& ast);
+// Whether every kernel and copy is waited for and timed (DEBUG>=2 prints the times, PROFILE=1 only adds them up).
+bool timing_each_item();
 // Run one ScheduleItem (a kernel or a copy), with DEBUG=2 output and GlobalCounters.
 void run_schedule_item(const ScheduleItem& item);
 // Realize the graphs of `roots`; returns what each root becomes (a view of its buffer).

@@ -86,6 +86,15 @@ void load(Loaded& L) {
     L.why = "libcuda.so.1 has no " + missing + " (the NVIDIA driver is too old for this runtime)";
     return;  // the library stays loaded: unloading a driver library mid-process is never worth the risk
   }
+  // optional: CUDA graphs (TinyJit replays one launch per batch where the driver has them)
+  resolve(lib, d.cuStreamCreate, {"cuStreamCreate"}, &missing);
+  resolve(lib, d.cuStreamDestroy, {"cuStreamDestroy_v2", "cuStreamDestroy"}, &missing);
+  resolve(lib, d.cuStreamBeginCapture, {"cuStreamBeginCapture_v2"}, &missing);
+  resolve(lib, d.cuStreamEndCapture, {"cuStreamEndCapture"}, &missing);
+  resolve(lib, d.cuGraphInstantiateWithFlags, {"cuGraphInstantiateWithFlags"}, &missing);
+  resolve(lib, d.cuGraphLaunch, {"cuGraphLaunch"}, &missing);
+  resolve(lib, d.cuGraphDestroy, {"cuGraphDestroy"}, &missing);
+  resolve(lib, d.cuGraphExecDestroy, {"cuGraphExecDestroy"}, &missing);
   L.ok = true;  // error_text works from here on
   if (CUresult r = d.cuInit(0); r != CUDA_SUCCESS) {
     L.ok = false;

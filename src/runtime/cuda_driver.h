@@ -17,6 +17,8 @@ using CUmodule = struct CUmod_st*;
 using CUfunction = struct CUfunc_st*;
 using CUstream = struct CUstream_st*;
 using CUevent = struct CUevent_st*;
+using CUgraph = struct CUgraph_st*;
+using CUgraphExec = struct CUgraphExec_st*;
 
 constexpr CUresult CUDA_SUCCESS = 0;
 constexpr CUresult CUDA_ERROR_NOT_READY = 600;
@@ -36,6 +38,10 @@ constexpr unsigned CU_EVENT_DEFAULT = 0;
 constexpr unsigned CU_EVENT_DISABLE_TIMING = 2;
 // cuMemHostAlloc: pinned memory usable from every context (CUDA:0 and CUDA:1 share staging code paths).
 constexpr unsigned CU_MEMHOSTALLOC_PORTABLE = 1;
+// cuStreamCreate: no implicit order with the legacy default stream (a capture may not touch that stream)
+constexpr unsigned CU_STREAM_NON_BLOCKING = 1;
+// cuStreamBeginCapture: only this thread's calls are checked against the capture
+constexpr int CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1;
 
 // ---- the entry points, resolved once by dlsym ----
 struct Driver {
@@ -76,6 +82,17 @@ struct Driver {
   CUresult (*cuEventElapsedTime)(float*, CUevent, CUevent);
   CUresult (*cuStreamWaitEvent)(CUstream, CUevent, unsigned);
   CUresult (*cuStreamSynchronize)(CUstream);
+  // CUDA graphs by stream capture (runtime/cuda_graph.h); null where the driver lacks them (then no graphs)
+  CUresult (*cuStreamCreate)(CUstream*, unsigned);
+  CUresult (*cuStreamDestroy)(CUstream);
+  CUresult (*cuStreamBeginCapture)(CUstream, int);
+  CUresult (*cuStreamEndCapture)(CUstream, CUgraph*);
+  CUresult (*cuGraphInstantiateWithFlags)(CUgraphExec*, CUgraph, unsigned long long);
+  CUresult (*cuGraphLaunch)(CUgraphExec, CUstream);
+  CUresult (*cuGraphDestroy)(CUgraph);
+  CUresult (*cuGraphExecDestroy)(CUgraphExec);
+  bool graphs() const { return cuStreamCreate && cuStreamDestroy && cuStreamBeginCapture && cuStreamEndCapture &&
+                               cuGraphInstantiateWithFlags && cuGraphLaunch && cuGraphDestroy && cuGraphExecDestroy; }
 };
 
 // The driver, loaded and initialized (cuInit) once per process. Throws tg::Error saying why when it cannot

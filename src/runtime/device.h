@@ -3,6 +3,7 @@
 // ("CPU", "CPU:0", "NULL", "INTERP", "CUDA", "CUDA:1"), once per process, and live until exit.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -49,6 +50,13 @@ class Program {
   virtual double run(const std::vector<void*>& bufs, const std::vector<int64_t>& vars, bool wait) = 0;
 };
 
+// A batch of kernel launches recorded once (Device::record_graph) and queued again with one call: a CUDA graph.
+class LaunchGraph {
+ public:
+  virtual ~LaunchGraph() = default;
+  virtual void launch() = 0;  // queues the batch as its launches were queued (no wait)
+};
+
 class Device {
  public:
   virtual ~Device() = default;
@@ -60,6 +68,12 @@ class Device {
   virtual std::unique_ptr<Program> load(const ProgramSpec& spec, const std::string& binary) = 0;
   // Wait until every kernel and copy queued on the device is done.
   virtual void synchronize() {}
+  // Records the launches `record` makes on this device from this thread (Program::run with wait=false) as one
+  // LaunchGraph instead of running them. nullptr where the device has no such thing (record is not called).
+  virtual std::unique_ptr<LaunchGraph> record_graph(const std::function<void()>& record) {
+    (void)record;
+    return nullptr;
+  }
   // NULL: schedules and compiles, never runs kernels or moves data.
   virtual bool executes() const { return true; }
   // Where this device's buffers live, for sharing them with other code without a copy (Tensor::memory,

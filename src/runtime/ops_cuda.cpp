@@ -19,6 +19,7 @@
 
 #include "renderer/cuda.h"
 #include "runtime/cuda_driver.h"
+#include "runtime/cuda_graph.h"
 #include "runtime/devices.h"
 #include "runtime/lru_allocator.h"
 #include "runtime/nvrtc.h"
@@ -355,6 +356,8 @@ class CudaProgram : public Program {
       params.push_back(&ints[i]);
     }
     ctx_.enter();
+    const CUstream stream = launch_stream();  // a graph's capture, or the legacy default stream
+    if (wait && stream) throw Error(ctx_.name() + ": kernel " + name_ + " cannot be timed while a graph is recorded");
     std::unique_lock<std::mutex> lock(mu_, std::defer_lock);  // the timing events are per program
     if (wait) {
       lock.lock();
@@ -362,7 +365,7 @@ class CudaProgram : public Program {
       if (!end_) ctx_.check(ctx_.d().cuEventCreate(&end_, CU_EVENT_DEFAULT), "cuEventCreate");
       ctx_.check(ctx_.d().cuEventRecord(start_, nullptr), "cuEventRecord");
     }
-    CUresult r = ctx_.d().cuLaunchKernel(fn_, grid_[0], grid_[1], grid_[2], block_[0], block_[1], block_[2], shared_, nullptr,
+    CUresult r = ctx_.d().cuLaunchKernel(fn_, grid_[0], grid_[1], grid_[2], block_[0], block_[1], block_[2], shared_, stream,
                                          params.data(), nullptr);
     if (r != CUDA_SUCCESS)
       ctx_.check(r, "launch of " + name_ + " (grid " + dims({grid_[0], grid_[1], grid_[2]}) + ", block " +
@@ -418,6 +421,10 @@ class CudaDevice : public Device {
   void synchronize() override {
     ctx_.enter();
     ctx_.check(ctx_.d().cuCtxSynchronize(), "synchronize");
+  }
+  std::unique_ptr<LaunchGraph> record_graph(const std::function<void()>& record) override {
+    ctx_.enter();
+    return cu::record_graph(ctx_.context(), name_, record);
   }
   MemorySpace memory_space() const override { return MemorySpace::Cuda; }
   const CudaContext& context() const { return ctx_; }

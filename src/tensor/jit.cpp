@@ -2,9 +2,9 @@
 #include "tg/jit.h"
 
 #include <cstdio>
-#include <unordered_map>
 
 #include "engine/capture.h"
+#include "engine/replay_plan.h"
 #include "tg/context.h"
 #include "tg/error.h"
 
@@ -15,6 +15,7 @@ struct TinyJit::State {
   int64_t calls = 0;
   bool captured = false;
   std::vector<ScheduleItem> items;     // what a replay runs
+  std::unique_ptr<ReplayPlan> plan;    // ... bound to memory (made at capture)
   std::vector<UOpPtr> input_buffers;   // the BUFFER node each input had at capture
   std::vector<Shape> shapes;
   std::vector<DType> dtypes;
@@ -61,6 +62,7 @@ TinyJit::TinyJit(Fn fn) : s_(std::make_shared<State>()) {
 int64_t TinyJit::calls() const { return s_->calls; }
 bool TinyJit::captured() const { return s_->captured; }
 size_t TinyJit::kernel_count() const { return s_->items.size(); }
+bool TinyJit::graphed() const { return s_->plan && s_->plan->graphed(); }
 
 void TinyJit::reset() {
   Fn fn = std::move(s_->fn);
@@ -100,6 +102,7 @@ std::vector<Tensor> TinyJit::operator()(const std::vector<Tensor>& inputs) {
       s.devices.push_back(in[i].device());
     }
     s.items = std::move(items);
+    s.plan = std::make_unique<ReplayPlan>(s.items, s.input_buffers);
     s.outputs = out;
     s.captured = true;
     return out;
@@ -107,7 +110,7 @@ std::vector<Tensor> TinyJit::operator()(const std::vector<Tensor>& inputs) {
   if (in.size() != s.input_buffers.size())
     throw Error("TinyJit: called with " + std::to_string(in.size()) + " inputs, captured with " +
                 std::to_string(s.input_buffers.size()));
-  std::unordered_map<const UOp*, UOpPtr> rebind;
+  std::vector<UOpPtr> buffers;
   for (size_t i = 0; i < in.size(); i++) {
     auto bad = [&](const std::string& what, const std::string& now, const std::string& then) {
       return Error("TinyJit: input " + std::to_string(i) + " has " + what + " " + now + ", captured with " + then);
@@ -115,14 +118,16 @@ std::vector<Tensor> TinyJit::operator()(const std::vector<Tensor>& inputs) {
     if (in[i].shape() != s.shapes[i]) throw bad("shape", shape_str(in[i].shape()), shape_str(s.shapes[i]));
     if (in[i].dtype() != s.dtypes[i]) throw bad("dtype", in[i].dtype().repr(), s.dtypes[i].repr());
     if (in[i].device() != s.devices[i]) throw bad("device", in[i].device(), s.devices[i]);
-    rebind[s.input_buffers[i].get()] = input_buffer(in[i], i)->ptr();
+    buffers.push_back(input_buffer(in[i], i)->ptr());
   }
   if (DEBUG == 2) {  // the batch as one line (DEBUG>=3 lists its kernels too)
-    std::printf("*** JIT      replay of %zu kernels\n", s.items.size());
-    Context quiet({{"DEBUG", 1}});
-    replay(s.items, rebind);
+    {
+      Context quiet({{"DEBUG", 1}});
+      s.plan->run(buffers);
+    }
+    std::printf("*** JIT      replay of %zu kernels%s\n", s.items.size(), s.plan->graphed() ? " (one graph)" : "");
   } else {
-    replay(s.items, rebind);
+    s.plan->run(buffers);
   }
   return s.outputs;
 }

@@ -26,6 +26,7 @@
 #include "schedule/schedule.h"
 #include "tg/context.h"
 #include "tg/error.h"
+#include "tg/jit.h"
 #include "tg/tg.h"
 
 using namespace tg;
@@ -523,4 +524,28 @@ TEST(CudaGpu, FaultingKernelLeavesTheProcessUsable) {
       testing::ExitedWithCode(0),
       "first: CUDA: kernel fault failed: CUDA_ERROR_ILLEGAL_ADDRESS.*second: CUDA is unusable after an earlier "
       "error.*cpu: 5");
+}
+
+// TinyJit on a GPU: from the first replay on, the captured kernels run as one CUDA graph, on new inputs each call
+// (copied into the captured ones), with the values eager code gives; JIT=2 replays without a graph, the same values.
+TEST(CudaGpu, JitReplaysAsOneGraph) {
+  SKIP_WITHOUT_GPU();
+  for (long mode : {1L, 2L}) {
+    tg::Context ctx({{"JIT", mode}});
+    Tensor w = Tensor::randn({64, 32}, {.device = "CUDA"});
+    w.realize();
+    tg::TinyJit step([&](const std::vector<Tensor>& in) {
+      return std::vector<Tensor>{(in[0].matmul(w).relu() + in[1]).sum(1)};
+    });
+    for (int call = 0; call < 5; call++) {
+      Tensor x = Tensor::randn({8, 64}, {.device = "CUDA"}), y = Tensor::randn({8, 32}, {.device = "CUDA"});
+      x.realize();
+      y.realize();
+      const std::vector<float> want = (x.matmul(w).relu() + y).sum(1).tolist<float>();
+      const std::vector<float> got = step({x, y})[0].tolist<float>();
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t i = 0; i < got.size(); i++) ASSERT_NEAR(got[i], want[i], 1e-3f) << "JIT=" << mode << " call " << call;
+    }
+    EXPECT_EQ(step.graphed(), mode == 1) << "JIT=" << mode;
+  }
 }

@@ -54,6 +54,8 @@ TEST(TinyJit, ReplaysEqualEagerRuns) {
   EXPECT_TRUE(jit.captured());
   EXPECT_EQ(jit.calls(), 5);
   EXPECT_GE(jit.kernel_count(), 2u);
+  // graphs are a GPU's (CUDA: tests/runtime/test_cuda_runtime.cpp); elsewhere the bound kernels run one by one
+  EXPECT_EQ(jit.graphed(), tg::default_device().rfind("CUDA", 0) == 0);
 }
 
 TEST(TinyJit, SeesUpdatedWeightsAndInPlaceUpdates) {

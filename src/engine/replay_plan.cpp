@@ -1,0 +1,140 @@
+// TinyJit's replays: engine/replay_plan.h.
+#include "engine/replay_plan.h"
+
+#include <algorithm>
+
+#include "engine/buffers.h"
+#include "engine/capture.h"
+#include "tg/context.h"
+#include "tg/counters.h"
+#include "tg/error.h"
+
+namespace tg {
+namespace {
+
+size_t stores_of(const UOpPtr& ast) {
+  size_t n = 0;
+  for (const UOp* u : toposort(ast)) n += u->op == Ops::STORE;
+  return n;
+}
+
+}  // namespace
+
+ReplayPlan::ReplayPlan(std::vector<ScheduleItem> items, std::vector<UOpPtr> inputs)
+    : items_(std::move(items)), inputs_(std::move(inputs)) {
+  for (const UOpPtr& in : inputs_) input_bufs_.push_back(buffer_of(in.get()));
+  std::string device;
+  for (const ScheduleItem& item : items_) {
+    Exec e;
+    for (const UOpPtr& u : item.bufs) {
+      e.bufs.push_back(buffer_of(u.get()));
+      e.ptrs.push_back(e.bufs.back()->ensure_allocated());
+    }
+    if (item.ast->op != Ops::COPY) {  // (copies between devices run between the graphs)
+      const std::string dev = buffer_device(item.bufs.at(0).get());
+      e.runner = &get_runner(dev, item.ast);
+      if (!device.empty() && dev != device) graphable_ = false;
+      device = dev;
+      ops_ += e.runner->spec.estimated_ops;
+      const size_t outputs = stores_of(item.ast);
+      for (size_t j = 0; j < item.bufs.size(); j++)
+        for (size_t i = 0; i < inputs_.size(); i++)
+          if (item.bufs[j] == inputs_[i]) {
+            slots_.push_back({execs_.size(), j, i});
+            if (j < outputs) graphable_ = false;  // a kernel writes an input: its new memory, not a copy
+          }
+    }
+    for (const auto& b : e.bufs) mem_ += int64_t(b->nbytes());
+    execs_.push_back(std::move(e));
+  }
+  if (device.empty()) graphable_ = false;
+}
+
+void ReplayPlan::run(const std::vector<UOpPtr>& inputs) {
+  if (inputs.size() != inputs_.size())
+    throw Error("TinyJit: a replay got " + std::to_string(inputs.size()) + " inputs, the plan has " +
+                std::to_string(inputs_.size()));
+  if (timing_each_item()) return run_items(inputs);  // per kernel: lines and times
+  if (graphable_ && JIT < 2 && !graph_tried_) record_graphs();
+  if (graphed()) return run_graphs(inputs);
+  run_bound(inputs);
+}
+
+void ReplayPlan::record_graphs() {
+  graph_tried_ = true;
+  std::vector<std::unique_ptr<LaunchGraph>> graphs(execs_.size());
+  for (size_t x = 0; x < execs_.size();) {
+    size_t end = x;
+    while (end < execs_.size() && execs_[end].runner) end++;
+    if (end > x) {
+      Device& dev = get_device(execs_[x].runner->device);
+      graphs[x] = dev.record_graph([&] {
+        for (size_t k = x; k < end; k++) execs_[k].runner->program->run(execs_[k].ptrs, {}, false);
+      });
+      if (!graphs[x]) return;  // the device has no graphs
+    }
+    x = std::max(end, x + 1);
+  }
+  graphs_ = std::move(graphs);
+}
+
+// Item by item through the engine, each BUFFER node of a captured input replaced by the new one.
+void ReplayPlan::run_items(const std::vector<UOpPtr>& inputs) {
+  std::unordered_map<const UOp*, UOpPtr> rebind;
+  for (size_t i = 0; i < inputs.size(); i++) rebind[inputs_[i].get()] = inputs[i];
+  replay(items_, rebind);
+}
+
+void ReplayPlan::run_bound(const std::vector<UOpPtr>& inputs) {
+  std::vector<void*> in;
+  for (const UOpPtr& u : inputs) in.push_back(buffer_of(u.get())->ensure_allocated());
+  size_t s = 0;
+  for (size_t x = 0; x < execs_.size(); x++) {
+    Exec& e = execs_[x];
+    if (!e.runner) {  // a copy: through the engine, with the inputs rebound
+      std::unordered_map<const UOp*, UOpPtr> rebind;
+      for (size_t i = 0; i < inputs.size(); i++) rebind[inputs_[i].get()] = inputs[i];
+      replay({items_[x]}, rebind);
+      continue;
+    }
+    std::vector<void*> ptrs = e.ptrs;
+    for (; s < slots_.size() && slots_[s].exec == x; s++) ptrs[slots_[s].buf] = in[slots_[s].input];
+    e.runner->program->run(ptrs, {}, false);
+  }
+  GlobalCounters::kernel_count += int64_t(execs_.size());
+  GlobalCounters::global_ops += ops_;
+  GlobalCounters::global_mem += mem_;
+}
+
+// The new inputs copied into the captured ones (on the device), then each run of kernels as its graph, the copies
+// between them through the engine.
+void ReplayPlan::run_graphs(const std::vector<UOpPtr>& inputs) {
+  for (size_t i = 0; i < inputs.size(); i++) {
+    if (inputs[i] == inputs_[i]) continue;
+    std::shared_ptr<Buffer> src = buffer_of(inputs[i].get());
+    Buffer& dst = *input_bufs_[i];
+    if (src->nbytes() != dst.nbytes())
+      throw Error("TinyJit: input " + std::to_string(i) + " has " + std::to_string(src->nbytes()) +
+                  " bytes, captured with " + std::to_string(dst.nbytes()));
+    Device& dev = get_device(dst.device());
+    if (dst.nbytes() > 0 &&
+        !dev.allocator().transfer(dst.ptr(), src->ensure_allocated(), dst.nbytes(), get_device(src->device()))) {
+      std::vector<uint8_t> host(dst.nbytes());  // a device without direct copies: through the host
+      src->copyout(host.data(), host.size());
+      dst.copyin(host.data(), host.size());
+    }
+  }
+  int64_t kernels = 0;
+  for (size_t x = 0; x < execs_.size(); x++) {
+    if (graphs_[x]) graphs_[x]->launch();
+    if (!execs_[x].runner)
+      replay({items_[x]}, {});  // a copy, on captured memory (inputs were copied in)
+    else
+      kernels++;
+  }
+  GlobalCounters::kernel_count += kernels;
+  GlobalCounters::global_ops += ops_;
+  GlobalCounters::global_mem += mem_;
+}
+
+}  // namespace tg

@@ -1,0 +1,54 @@
+#pragma once
+// TinyJit's replays (tensor/jit.cpp): a captured batch (engine/capture.h) bound to memory once. Each kernel's
+// runner and buffer pointers are resolved when the plan is made and the inputs' places noted, so a replay only
+// swaps the new inputs' pointers in and launches. Where the device records launch graphs (CUDA) and the batch
+// allows it (kernels on one device, no kernel writes an input, JIT < 2), the first untimed replay records each run
+// of consecutive kernels between copies as one graph, and every replay copies the new inputs into the captured
+// ones, then launches the graphs (and runs the copies between them): one call per run of kernels. A replay that is
+// timed or printed per kernel (DEBUG>=2, PROFILE) runs the items one by one, as eager code does.
+#include <memory>
+#include <vector>
+
+#include "engine/realize.h"
+#include "runtime/buffer.h"
+#include "runtime/device.h"
+#include "schedule/schedule.h"
+
+namespace tg {
+
+class ReplayPlan {
+ public:
+  // `inputs`: the BUFFER nodes the batch read its inputs from when it was captured.
+  ReplayPlan(std::vector<ScheduleItem> items, std::vector<UOpPtr> inputs);
+  // Runs the batch on new inputs (their BUFFER nodes, in the captured order; the same shapes and dtypes).
+  void run(const std::vector<UOpPtr>& inputs);
+  size_t size() const { return items_.size(); }
+  bool graphed() const { return !graphs_.empty(); }
+
+ private:
+  struct Exec {
+    CompiledRunner* runner = nullptr;  // null for a copy
+    std::vector<std::shared_ptr<Buffer>> bufs;
+    std::vector<void*> ptrs;
+  };
+  struct InputSlot {
+    size_t exec, buf, input;
+  };
+  std::vector<ScheduleItem> items_;
+  std::vector<UOpPtr> inputs_;
+  std::vector<std::shared_ptr<Buffer>> input_bufs_;  // the captured inputs' memory
+  std::vector<Exec> execs_;
+  std::vector<InputSlot> slots_;
+  bool graphable_ = true;
+  bool graph_tried_ = false;
+  // per exec: the graph of the run of kernels it starts (the others of the run: null, skipped), empty when none
+  std::vector<std::unique_ptr<LaunchGraph>> graphs_;
+  int64_t ops_ = 0, mem_ = 0;
+
+  void run_items(const std::vector<UOpPtr>& inputs);
+  void run_bound(const std::vector<UOpPtr>& inputs);
+  void record_graphs();
+  void run_graphs(const std::vector<UOpPtr>& inputs);
+};
+
+}  // namespace tg
