@@ -79,6 +79,11 @@ std::optional<std::vector<Opt>> search(Device& dev, const UOpPtr& ast, int level
 
 }  // namespace
 
+BeamCacheKey beam_cache_key(Device& dev, const UOpPtr& ast, int level) {
+  return {dev.name(), dev.compiler().cache_key() + "|threads=" + std::to_string(dev.renderer().threads()), ast->repr(),
+          level};
+}
+
 int beam_level() {
   const int beam = checked_level(BEAM), jitbeam = checked_level(JITBEAM);
   return jitbeam > 0 && in_jit() ? jitbeam : beam;
@@ -90,7 +95,7 @@ std::optional<std::vector<Opt>> beam_opts(const std::string& device, const UOpPt
   if (level <= 0) return std::nullopt;
   Device& dev = get_device(device);
   if (!dev.executes() || has_vars(ast)) return std::nullopt;
-  const BeamCacheKey key = cache_key(dev, ast, level);
+  const BeamCacheKey key = beam_cache_key(dev, ast, level);
   std::shared_ptr<BeamCacheDb> db = process_beam_cache();
   if (db && !IGNORE_BEAM_CACHE)
     if (std::optional<std::vector<Opt>> hit = cached_opts(*db, key, dev, ast)) return hit;

@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "codegen/kernel.h"
+#include "engine/beam_cache.h"
+#include "runtime/device.h"
 
 namespace tg {
 
@@ -20,6 +22,10 @@ int beam_level();
 // kernel is not searched: a device that runs no kernels (NULL), symbolic shapes, or no candidate that could be
 // proved safe to run (the caller then uses the default heuristics).
 std::optional<std::vector<Opt>> beam_opts(const std::string& device, const UOpPtr& ast, int level);
+
+// The cache key of `ast` on `dev` at `level`: the device, what the opts are timed on (the compiler's identity:
+// version, flags, CPU model or GPU arch; and the CPU threads a THREAD opt may use), the AST's text and the width.
+BeamCacheKey beam_cache_key(Device& dev, const UOpPtr& ast, int level);
 
 // Searches this process ran (cache misses that timed candidates), for tests and benchmarks.
 int64_t beam_searches();
