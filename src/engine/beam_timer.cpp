@@ -10,12 +10,16 @@
 #include "codegen/opt/search.h"
 #include "engine/method_cache.h"
 #include "helpers/env.h"
+#include "tg/context.h"
 #include "uop/exec_alu.h"
 
 namespace tg {
 namespace {
 
-constexpr int kRuns = 3;
+// Runs per candidate: at least kMinRuns, more (up to kMaxRuns) while they add up to less than kRunBudget seconds.
+// Short kernels get more runs (their minimum is noisier), a 10 ms matmul 5, a slow one 3.
+constexpr int kMinRuns = 3, kMaxRuns = 10;
+constexpr double kRunBudget = 0.05;
 
 // Small finite values: floats in [-1, 1), integers in [1, 4] (never 0, so a kernel that divides by an input
 // takes its normal path), bools true. Deterministic, so every candidate sees the same data.
@@ -88,6 +92,8 @@ CandidateBench::~CandidateBench() {
 // Renders every candidate (on this thread: lowering reads this thread's knobs), keeping the ones with a new
 // source whose memory accesses are proved in bounds and whose shared memory fits the device.
 std::vector<CandidateBench::Prepared> CandidateBench::prepare(const std::vector<Kernel>& candidates) {
+  // DEBUG>=4 would print the source and passes of every candidate: only the winner's, when it is compiled.
+  Context quiet({{"DEBUG", std::min<long>(DEBUG, 3)}});
   std::vector<Prepared> out;
   for (size_t i = 0; i < candidates.size(); i++) {
     const Kernel& k = candidates[i];
@@ -135,9 +141,11 @@ double CandidateBench::time_one(const Prepared& p, double give_up_after) {
   try {
     std::unique_ptr<Program> prog = dev_.load(p.spec, p.binary);
     std::vector<void*> ptrs(bufs_.begin(), bufs_.begin() + std::min<size_t>(bufs_.size(), size_t(p.spec.n_bufs)));
-    double best = kNotTimed;
-    for (int r = 0; r < kRuns; r++) {
-      best = std::min(best, prog->run(ptrs, {}, true));
+    double best = kNotTimed, total = 0;
+    for (int r = 0; r < kMaxRuns && (r < kMinRuns || total < kRunBudget); r++) {
+      const double t = prog->run(ptrs, {}, true);
+      best = std::min(best, t);
+      total += t;
       if (best > give_up_after) break;  // much slower than the best so far: one run says enough
     }
     return best;

@@ -22,8 +22,8 @@ class CandidateBench {
   CandidateBench(const CandidateBench&) = delete;
   CandidateBench& operator=(const CandidateBench&) = delete;
 
-  // The CandidateTimer: seconds per candidate (the fastest of up to 3 runs; 1 run when it is slower than
-  // give_up_after), +inf where it was skipped (a duplicate program, an unproven memory access, too much shared
+  // The CandidateTimer: seconds per candidate (the fastest of 3 to 10 runs, more for short kernels; 1 run when it
+  // is slower than give_up_after), +inf where it was skipped (a duplicate program, an unproven memory access, too much shared
   // memory) or failed (to lower, compile, load or run). Never throws for a bad candidate.
   std::vector<double> time(const std::vector<Kernel>& candidates, double give_up_after);
 
