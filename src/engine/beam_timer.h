@@ -23,8 +23,8 @@ class CandidateBench {
   CandidateBench& operator=(const CandidateBench&) = delete;
 
   // The CandidateTimer: seconds per candidate (the fastest of 3 to 10 runs, more for short kernels; 1 run when it
-  // is slower than give_up_after), +inf where it was skipped (a duplicate program, an unproven memory access, too much shared
-  // memory) or failed (to lower, compile, load or run). Never throws for a bad candidate.
+  // is slower than give_up_after), +inf where it was skipped (a duplicate program, an unproven memory access, too much
+  // shared memory) or failed (to lower, compile, load or run). Never throws for a bad candidate.
   std::vector<double> time(const std::vector<Kernel>& candidates, double give_up_after);
 
   // Candidates skipped because the bounds check could not prove their accesses safe, and the first reason.
