@@ -18,15 +18,6 @@ constexpr const char* kOpNames[] = {"UPCAST", "UNROLL", "LOCAL",    "GROUP", "GR
                                     "TC",     "PADTO",  "NOLOCALS", "SWAP",  "THREAD"};
 constexpr int kNumOptOps = int(sizeof(kOpNames) / sizeof(kOpNames[0]));
 
-// FNV-1a, 64 bits, as hex: stable across processes and builds (std::hash is not promised to be).
-std::string stable_hash(const std::string& s) {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ULL;
-  char buf[17];
-  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(h));
-  return buf;
-}
-
 }  // namespace
 
 std::string format_opts(const std::vector<Opt>& opts) {
@@ -60,6 +51,15 @@ void BeamCacheDb::warn(const std::string& what) {
 #ifdef TG_HAVE_SQLITE3
 
 namespace {
+
+// FNV-1a, 64 bits, as hex: stable across processes and builds (std::hash is not promised to be).
+std::string stable_hash(const std::string& s) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ULL;
+  char buf[17];
+  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
 
 constexpr const char* kSchema =
     "CREATE TABLE IF NOT EXISTS beam_v1 (device TEXT NOT NULL, target TEXT NOT NULL, ast_hash TEXT NOT NULL, "
