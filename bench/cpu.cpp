@@ -19,6 +19,8 @@
 #include <thread>
 #include <vector>
 
+#include "engine/beam.h"
+#include "schedule/schedule.h"
 #include "tg/tg.h"
 
 using tg::Tensor;
@@ -103,6 +105,37 @@ std::map<std::string, double> peer_seconds(int reps, int threads) {
   return out;
 }
 
+// The BEAM row: sgemm 1024^3 with BEAM=2, its cold search (an empty cache folder: BEAM_CACHE_DIR, default a
+// fresh folder under /tmp) and the time a cached winner adds to compiling the kernel (the cache lookup and the
+// check that its opts still apply). Returns the median seconds of the BEAM=2 matmul.
+double beam_row(int reps) {
+  std::string dir = std::getenv("BEAM_CACHE_DIR") ? std::getenv("BEAM_CACHE_DIR") : "";
+  if (dir.empty()) {
+    char tmpl[] = "/tmp/tg_bench_beam_XXXXXX";
+    if (!mkdtemp(tmpl)) return 0;
+    dir = tmpl;
+  }
+  setenv("CACHEDB_DIR", dir.c_str(), 1);
+  tg::Context ctx({{"BEAM", 2}});
+  // The kernel's AST from tensors of its own: create_schedule marks what it schedules as realized.
+  const tg::UOpPtr ast =
+      tg::create_schedule({Tensor::empty({1024, 1024}).matmul(Tensor::empty({1024, 1024})).uop()}).items.back().ast;
+  const std::string dev = tg::default_device();
+  auto t0 = std::chrono::steady_clock::now();
+  const auto cold = tg::beam_opts(dev, ast, 2);
+  const double cold_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const int64_t searches = tg::beam_searches();
+  t0 = std::chrono::steady_clock::now();
+  const auto warm = tg::beam_opts(dev, ast, 2);
+  const double warm_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("BEAM=2 sgemm 1024: cold search %.2f s, warm (cached) %.2f ms added, %s, winner:", cold_s, warm_s * 1e3,
+              tg::beam_searches() == searches ? "no search when warm" : "searched again when warm (cache not used)");
+  for (const tg::Opt& o : cold.value_or(std::vector<tg::Opt>{})) std::printf(" %s", o.repr().c_str());
+  std::printf("%s\n", warm == cold ? "" : " (warm opts differ!)");
+  auto a = rand_tensor({1024, 1024}), b = rand_tensor({1024, 1024});
+  return median_seconds(reps, [a, b] { return a->matmul(*b); });
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -119,6 +152,8 @@ int main(int argc, char** argv) {
   for (const Row& r : all)
     if (filter.empty() || r.name.find(filter) != std::string::npos)
       ours.push_back({&r, median_seconds(reps, r.setup())});
+  double beam_s = 0;
+  if (filter.empty() || filter == "beam") beam_s = beam_row(reps);
   for (auto& [name, s] : peer_seconds(reps, threads)) peers[name] = peers.count(name) ? std::min(peers[name], s) : s;
   std::printf("%-14s %10s %10s %10s %8s %10s %8s %10s\n", "work", "unit", "tg.cpp", "numpy", "tg/np", "torch",
               "tg/torch", "tg ms");
@@ -129,6 +164,12 @@ int main(int argc, char** argv) {
     std::printf("%-14s %10s %10.1f %10.1f %7.2fx %10.1f %7.2fx %10.3f\n", r->name.c_str(),
                 r->flops > 0 ? "GFLOPS" : "GB/s", rate(t), rate(np), np > 0 ? np / t : 0.0, rate(tc),
                 tc > 0 ? tc / t : 0.0, t * 1e3);
+  }
+  if (beam_s > 0) {
+    const double np = peers.count("numpy sgemm 1024") ? peers["numpy sgemm 1024"] : 0;
+    const double flops = 2.0 * 1024 * 1024 * 1024;
+    std::printf("%-14s %10s %10.1f %10.1f %7.2fx %10s %8s %10.3f\n", "sgemm BEAM=2", "GFLOPS", flops / beam_s / 1e9,
+                np > 0 ? flops / np / 1e9 : 0.0, np > 0 ? np / beam_s : 0.0, "", "", beam_s * 1e3);
   }
   return 0;
 }

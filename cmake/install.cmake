@@ -32,13 +32,17 @@ foreach(_tg_dir LIBDIR INCLUDEDIR)  # relative to ${prefix} unless configured as
     set(TG_PC_${_tg_dir} "\${prefix}/${CMAKE_INSTALL_${_tg_dir}}")
   endif()
 endforeach()
-# libtg.a needs its own link dependencies (dlopen, threads, zlib for datasets and torch_load) on the
-# consumer's link line; libtg.so carries them.
+# libtg.a needs its own link dependencies (dlopen, threads, zlib for datasets and torch_load, SQLite for the
+# BEAM cache when built with it) on the consumer's link line; libtg.so carries them.
+set(_tg_deps "-lz -ldl -lpthread")
+if(SQLite3_FOUND)
+  set(_tg_deps "-lsqlite3 ${_tg_deps}")
+endif()
 if(TG_SHARED)
   set(TG_PC_LIBS "-L\${libdir} -ltg")
-  set(TG_PC_LIBS_PRIVATE "-lz -ldl -lpthread")
+  set(TG_PC_LIBS_PRIVATE "${_tg_deps}")
 else()
-  set(TG_PC_LIBS "-L\${libdir} -ltg -lz -ldl -lpthread")
+  set(TG_PC_LIBS "-L\${libdir} -ltg ${_tg_deps}")
   set(TG_PC_LIBS_PRIVATE "")
 endif()
 if(TG_SANITIZE)  # an instrumented libtg needs the sanitizer runtimes in the final link

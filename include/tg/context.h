@@ -34,7 +34,10 @@ class ContextVar {
 // The knobs (DESIGN.md section 4). Read them as plain numbers: `if (DEBUG >= 2) ...`.
 // TRAINING (tinygrad's Tensor.training, and its TRAINING knob in newer versions): dropout drops, BatchNorm uses
 // the batch's statistics, optimizers may step.
-extern ContextVar DEBUG, NOOPT, BEAM, CACHELEVEL, JIT, TRAINING;
+// BEAM=n: search each kernel's opts with a beam of width n (timed on the device, winners cached on disk);
+// BEAM_DEBUG=1 prints each search step; IGNORE_BEAM_CACHE=1 searches even when the cache has a winner;
+// JITBEAM=n: BEAM=n only for the kernels a TinyJit captures and replays.
+extern ContextVar DEBUG, NOOPT, BEAM, CACHELEVEL, JIT, TRAINING, BEAM_DEBUG, IGNORE_BEAM_CACHE, JITBEAM;
 
 // Overrides knobs for the calling thread until it leaves scope (other threads keep their values).
 class Context {

@@ -7,6 +7,7 @@
 namespace tg {
 namespace {
 thread_local ScheduleCapture* current = nullptr;
+thread_local int replaying = 0;  // replay() calls in progress on this thread
 }  // namespace
 
 ScheduleCapture::ScheduleCapture() {
@@ -18,7 +19,13 @@ ScheduleCapture::~ScheduleCapture() { current = nullptr; }
 
 ScheduleCapture* ScheduleCapture::active() { return current; }
 
+bool in_jit() { return current || replaying > 0; }
+
 void replay(const std::vector<ScheduleItem>& items, const std::unordered_map<const UOp*, UOpPtr>& rebind) {
+  struct Replaying {  // undone on every path out, a throwing kernel's included
+    Replaying() { replaying++; }
+    ~Replaying() { replaying--; }
+  } scope;
   for (const ScheduleItem& item : items) {
     if (rebind.empty()) {
       run_schedule_item(item);

@@ -22,6 +22,9 @@ class ScheduleCapture {
   static ScheduleCapture* active();  // this thread's, or nullptr
 };
 
+// Whether this thread is capturing or replaying a TinyJit's items (JITBEAM applies to the kernels it compiles).
+bool in_jit();
+
 // Runs `items` in order, each BUFFER node found in `rebind` replaced by its value.
 void replay(const std::vector<ScheduleItem>& items, const std::unordered_map<const UOp*, UOpPtr>& rebind);
 

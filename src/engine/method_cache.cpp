@@ -8,6 +8,7 @@
 #include "codegen/kernel.h"
 #include "codegen/linearize.h"
 #include "codegen/lowerer.h"
+#include "engine/beam.h"
 #include "engine/method_cache.h"
 #include "engine/realize.h"
 #include "tg/context.h"
@@ -46,22 +47,10 @@ void print_uops(const std::vector<UOpPtr>& uops) {
 
 }  // namespace
 
-std::unique_ptr<CompiledRunner> compile_runner(const std::string& device, const UOpPtr& ast,
-                                               const std::vector<Opt>* opts) {
-  Device& dev = get_device(device);
-  Kernel k(ast, dev.renderer());
-  if (opts) k.apply_opts(*opts);
-  else if (!NOOPT) k.hand_coded_optimizations();
-  auto runner = std::make_unique<CompiledRunner>();
-  ProgramSpec& spec = runner->spec;
-  spec.name = unique_name(k.name(), ast);
-  spec.display_name = k.colored_name() + spec.name.substr(k.name().size());
-  if (DEBUG >= 3) {
-    std::printf("%s\n", spec.display_name.c_str());
-    for (auto& o : k.applied_opts()) std::printf("%s\n", o.repr().c_str());
-    if (k.applied_opts().empty()) std::printf("(no opts) %s\n", spec.name.c_str());
-  }
-  if (DEBUG >= 5) std::printf("%s\n", ast->repr().c_str());
+ProgramSpec program_spec(const Kernel& k, const std::string& name, const std::string& display_name) {
+  ProgramSpec spec;
+  spec.name = name;
+  spec.display_name = display_name;
   {
     // DEBUG>=4: the passes the kernel went through, with their rewrites, nodes and time
     std::optional<PassLog> passes;
@@ -87,23 +76,44 @@ std::unique_ptr<CompiledRunner> compile_runner(const std::string& device, const 
     }
   }
   spec.estimated_ops = estimate_flops(spec.uops);
-  spec.src = dev.renderer().render(spec.name, spec.uops);
+  spec.src = k.renderer().render(spec.name, spec.uops);
   if (DEBUG >= 4) std::printf("%s\n", spec.src.c_str());
-  std::string binary = dev.compiler().compile_cached(spec.src);
-  runner->program = dev.load(spec, binary);
+  return spec;
+}
+
+std::unique_ptr<CompiledRunner> compile_runner(const std::string& device, const UOpPtr& ast,
+                                               const std::vector<Opt>* opts) {
+  Device& dev = get_device(device);
+  Kernel k(ast, dev.renderer());
+  if (opts) k.apply_opts(*opts);
+  else if (!NOOPT) k.hand_coded_optimizations();
+  const std::string name = unique_name(k.name(), ast);
+  if (DEBUG >= 3) {
+    std::printf("%s\n", (k.colored_name() + name.substr(k.name().size())).c_str());
+    for (auto& o : k.applied_opts()) std::printf("%s\n", o.repr().c_str());
+    if (k.applied_opts().empty()) std::printf("(no opts) %s\n", name.c_str());
+  }
+  if (DEBUG >= 5) std::printf("%s\n", ast->repr().c_str());
+  auto runner = std::make_unique<CompiledRunner>();
+  runner->spec = program_spec(k, name, k.colored_name() + name.substr(k.name().size()));
+  std::string binary = dev.compiler().compile_cached(runner->spec.src);
+  runner->program = dev.load(runner->spec, binary);
   runner->device = device;
   return runner;
 }
 
 CompiledRunner& get_runner(const std::string& device, const UOpPtr& ast) {
   static std::recursive_mutex mu;
-  // NOOPT is part of the key: the same AST compiles to different programs with and without opts.
-  using Key = std::tuple<std::string, const UOp*, bool>;
+  // NOOPT and the BEAM width are part of the key: the same AST compiles to different programs under each.
+  using Key = std::tuple<std::string, const UOp*, bool, int>;
   static std::map<Key, std::pair<UOpPtr, std::unique_ptr<CompiledRunner>>> cache;
+  const int beam = NOOPT ? 0 : beam_level();
   std::lock_guard<std::recursive_mutex> lock(mu);
-  Key key{device, ast.get(), NOOPT != 0};
+  Key key{device, ast.get(), NOOPT != 0, beam};
   if (auto it = cache.find(key); it != cache.end()) return *it->second.second;
-  auto runner = compile_runner(device, ast);
+  // BEAM searches under the lock: two threads never search the same kernel at once.
+  std::optional<std::vector<Opt>> opts = beam_opts(device, ast, beam);
+  auto runner = compile_runner(device, ast, opts ? &*opts : nullptr);
   auto& slot = cache[key];
   slot.first = ast;
   slot.second = std::move(runner);

@@ -103,14 +103,15 @@ ContextVar* ContextVar::find(const std::string& key) {
 }
 
 ContextVar DEBUG("DEBUG", 0), NOOPT("NOOPT", 0), BEAM("BEAM", 0), CACHELEVEL("CACHELEVEL", 2), JIT("JIT", 1),
-    TRAINING("TRAINING", 0);
+    TRAINING("TRAINING", 0), BEAM_DEBUG("BEAM_DEBUG", 0), IGNORE_BEAM_CACHE("IGNORE_BEAM_CACHE", 0),
+    JITBEAM("JITBEAM", 0);
 
 Context::Context(std::initializer_list<std::pair<std::string, long>> overrides) {
   for (auto& [k, v] : overrides) {
     ContextVar* cv = ContextVar::find(k);
     if (!cv) {
       for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) it->first->set(it->second);
-      throw Error("Context: unknown knob '" + k + "' (expected DEBUG, NOOPT, BEAM, CACHELEVEL, JIT or TRAINING)");
+      throw Error("Context: unknown knob '" + k + "' (expected DEBUG, NOOPT, BEAM, BEAM_DEBUG, IGNORE_BEAM_CACHE, JITBEAM, CACHELEVEL, JIT, TRAINING or another registered knob)");
     }
     saved_.emplace_back(cv, cv->value());
     cv->set(v);

@@ -21,6 +21,7 @@
 #include <system_error>
 
 #include "helpers/env.h"
+#include "runtime/cache_dir.h"
 #include "runtime/compile_cache_entry.h"
 #include "runtime/device.h"
 #include "tg/context.h"
@@ -75,14 +76,6 @@ std::string hex(const Hash128& h) {
   std::snprintf(buf, sizeof(buf), "%016llx%016llx", static_cast<unsigned long long>(h.hi),
                 static_cast<unsigned long long>(h.lo));
   return buf;
-}
-
-// Read on every call (not once) so tests and long-lived processes can point it elsewhere.
-fs::path cache_dir() {
-  if (std::string d = getenv_str("CACHEDB_DIR"); !d.empty()) return d;
-  if (std::string x = getenv_str("XDG_CACHE_HOME"); !x.empty()) return fs::path(x) / "tinygrad_cpp";
-  if (std::string home = getenv_str("HOME"); !home.empty()) return fs::path(home) / ".cache" / "tinygrad_cpp";
-  return fs::temp_directory_path() / "tinygrad_cpp";
 }
 
 // Only a regular file is an entry: a directory or a FIFO at an entry's name (left by a user or another

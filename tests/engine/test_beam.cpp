@@ -1,0 +1,143 @@
+// BEAM in the engine (engine/beam.h): kernels searched with BEAM=2 compute what the plain loops (NOOPT) compute,
+// on the CPU and on the interpreter; the knobs (BEAM, JITBEAM) and their errors. Odd sizes keep the action space
+// (and the test time) small.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+
+#include "../common/random_data.h"
+#include "engine/beam.h"
+#include "runtime/device.h"
+#include "tg/context.h"
+#include "tg/jit.h"
+#include "tg/tg.h"
+
+using tg::Tensor;
+
+namespace {
+
+// Points the on-disk caches at a fresh folder for the test's lifetime.
+class ScopedCacheDir {
+ public:
+  ScopedCacheDir() {
+    const char* old = std::getenv("CACHEDB_DIR");
+    old_ = old ? old : "";
+    char tmpl[] = "/tmp/tg_test_beam_XXXXXX";
+    dir_ = mkdtemp(tmpl) ? tmpl : "";
+    setenv("CACHEDB_DIR", dir_.c_str(), 1);
+  }
+  ~ScopedCacheDir() {
+    if (old_.empty())
+      unsetenv("CACHEDB_DIR");
+    else
+      setenv("CACHEDB_DIR", old_.c_str(), 1);
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  const std::string& path() const { return dir_; }
+
+ private:
+  std::string old_, dir_;
+};
+
+Tensor input(const tg::Shape& shape, uint32_t seed, const std::string& dev) {
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
+  Tensor t(tgtest::random_floats(size_t(n), seed), shape, {.device = dev});
+  t.realize();
+  return t;
+}
+
+using Graph = std::function<Tensor(const std::string& dev)>;
+
+void expect_beam_matches_noopt(const Graph& g, const std::string& dev) {
+  try {
+    tg::get_device(dev);
+  } catch (const tg::Error& e) {
+    GTEST_SKIP() << dev << " is not available here: " << e.what();
+  }
+  ScopedCacheDir cache;
+  std::vector<float> plain, beamed;
+  {
+    tg::Context ctx({{"NOOPT", 1}});
+    plain = g(dev).tolist<float>();
+  }
+  const int64_t searches = tg::beam_searches();
+  {
+    tg::Context ctx({{"BEAM", 2}});
+    beamed = g(dev).tolist<float>();
+  }
+  EXPECT_GT(tg::beam_searches(), searches) << "BEAM=2 searched nothing";
+  ASSERT_EQ(plain.size(), beamed.size());
+  for (size_t i = 0; i < plain.size(); i++)
+    ASSERT_NEAR(plain[i], beamed[i], 1e-4 * (1 + std::abs(plain[i]))) << "element " << i << " on " << dev;
+}
+
+class BeamValues : public ::testing::TestWithParam<std::string> {};
+
+}  // namespace
+
+TEST_P(BeamValues, Matmul) {
+  expect_beam_matches_noopt(
+      [](const std::string& d) {
+        return input({17, 33}, 1, d).matmul(input({33, 9}, 2, d));
+      },
+      GetParam());
+}
+
+TEST_P(BeamValues, Reduce) {
+  expect_beam_matches_noopt([](const std::string& d) { return input({17, 33}, 3, d).sum(1); }, GetParam());
+}
+
+TEST_P(BeamValues, Elementwise) {
+  expect_beam_matches_noopt(
+      [](const std::string& d) {
+        Tensor a = input({17, 33}, 4, d), b = input({17, 33}, 5, d);
+        return (a * b + a).exp();
+      },
+      GetParam());
+}
+
+TEST_P(BeamValues, Conv) {
+  expect_beam_matches_noopt(
+      [](const std::string& d) {
+        return input({1, 3, 7, 9}, 6, d).conv2d(input({4, 3, 3, 3}, 7, d), std::nullopt, 1, {1}, {1}, {1});
+      },
+      GetParam());
+}
+
+// (CUDA skips where no GPU opens: on a GPU machine it checks that candidates pass the bounds check and never fault.)
+INSTANTIATE_TEST_SUITE_P(Devices, BeamValues, ::testing::Values("CPU", "INTERP", "CUDA"));
+
+TEST(BeamKnobs, NegativeWidthIsAnErrorNamingTheKnob) {
+  {
+    tg::Context ctx({{"BEAM", -1}});
+    try {
+      tg::beam_level();
+      FAIL() << "BEAM=-1 was accepted";
+    } catch (const tg::Error& e) {
+      EXPECT_NE(std::string(e.what()).find("BEAM=-1"), std::string::npos) << e.what();
+    }
+  }
+  tg::Context ctx({{"JITBEAM", -3}});
+  EXPECT_THROW(tg::beam_level(), tg::Error);
+}
+
+TEST(BeamKnobs, JitBeamSearchesOnlyWhatTheJitCaptures) {
+  ScopedCacheDir cache;
+  tg::Context ctx({{"JITBEAM", 1}});
+  EXPECT_EQ(tg::beam_level(), 0) << "outside a TinyJit JITBEAM does not apply";
+  tg::TinyJit jit([](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0] * 3 + 1}; });
+  const int64_t before = tg::beam_searches();
+  for (int i = 0; i < 4; i++) {
+    Tensor x = input({13, 7}, uint32_t(10 + i), "INTERP");
+    const std::vector<float> xs = x.tolist<float>();
+    const std::vector<float> out = jit({x})[0].tolist<float>();
+    for (size_t j = 0; j < xs.size(); j++) ASSERT_FLOAT_EQ(out[j], xs[j] * 3 + 1) << "call " << i;
+  }
+  EXPECT_TRUE(jit.captured());
+  EXPECT_GT(tg::beam_searches(), before) << "the captured kernel was not searched";
+}
