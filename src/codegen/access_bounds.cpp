@@ -34,11 +34,12 @@ std::string check_access(const UOp& u, const std::vector<int64_t>& global_elemen
     case Ops::STORE:  // (buf, idx, value) or (buf, idx, value, gate)
       if (u.src.size() >= 4 && is_gate(u.src[3])) return "";
       return check_range(u, *u.src[0], *u.src[1], u.src[2]->dtype.count, global_elements);
-    case Ops::CP_ASYNC: {  // (dst local, dst idx, src global, src idx, gate, after...), n elements
+    case Ops::CP_ASYNC: {  // (dst local, dst idx, src global, src idx, gate, valid, after...), n elements
       if (is_gate(u.src.at(4))) return "";
       const int64_t n = u.get<int64_t>();
       std::string why = check_range(u, *u.src[0], *u.src[1], n, global_elements);
-      return why.empty() ? check_range(u, *u.src[2], *u.src[3], n, global_elements) : why;
+      if (!why.empty() || is_gate(u.src.at(5))) return why;  // where not valid, the source is not read
+      return check_range(u, *u.src[2], *u.src[3], n, global_elements);
     }
     case Ops::LDMATRIX:
       return check_range(u, *u.src[0], *u.src[1], 8, global_elements);  // a row of 8 elements

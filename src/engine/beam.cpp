@@ -31,13 +31,6 @@ bool has_vars(const UOpPtr& ast) {
   return false;
 }
 
-// What the opts are timed on, beyond the device's name: the compiler's identity (its version, flags and the CPU
-// model or GPU architecture it targets) and the CPU threads a THREAD opt may use.
-BeamCacheKey cache_key(Device& dev, const UOpPtr& ast, int level) {
-  return {dev.name(), dev.compiler().cache_key() + "|threads=" + std::to_string(dev.renderer().threads()), ast->repr(),
-          level};
-}
-
 // The cached opts, if they still apply to this kernel (a stored list from another version of the optimizer may not).
 std::optional<std::vector<Opt>> cached_opts(BeamCacheDb& db, const BeamCacheKey& key, Device& dev, const UOpPtr& ast) {
   std::optional<std::vector<Opt>> opts = db.get(key);
@@ -79,6 +72,8 @@ std::optional<std::vector<Opt>> search(Device& dev, const UOpPtr& ast, int level
 
 }  // namespace
 
+// What the opts are timed on, beyond the device's name: the compiler's identity (its version, flags and the CPU
+// model or GPU architecture it targets) and the CPU threads a THREAD opt may use.
 BeamCacheKey beam_cache_key(Device& dev, const UOpPtr& ast, int level) {
   return {dev.name(), dev.compiler().cache_key() + "|threads=" + std::to_string(dev.renderer().threads()), ast->repr(),
           level};

@@ -36,7 +36,9 @@ void expect_all_apply(const tg::UOpPtr& ast, const tg::Renderer& r, const std::v
     EXPECT_NO_THROW(fresh.apply_opts(c.applied_opts())) << c.name();
     EXPECT_EQ(fresh.full_shape(), c.full_shape());
     EXPECT_LE(c.upcast_size(), c.max_upcast());
-    if (r.has_local()) EXPECT_LE(c.local_size(), r.max_local_size());
+    if (r.has_local()) {
+      EXPECT_LE(c.local_size(), r.max_local_size());
+    }
   }
 }
 
@@ -56,7 +58,9 @@ TEST(SearchActions, CpuMatmulHasUpcastUnrollSwapThread) {
     EXPECT_FALSE(kinds.count(op)) << int(op);
   // THREAD never asks for more pieces than there are threads
   for (const Opt& o : tg::search_actions(k))
-    if (o.op == OptOps::THREAD) EXPECT_LE(o.amount, 2);
+    if (o.op == OptOps::THREAD) {
+      EXPECT_LE(o.amount, 2);
+    }
   expect_all_apply(ast, cpu, children);
   // and one level deeper, from a kernel that already has opts
   expect_all_apply(ast, cpu, tg::kernel_actions(children.front()));
