@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <functional>
 
+#include "../common/scoped_cache_dir.h"
 #include "../common/random_data.h"
 #include "engine/beam.h"
 #include "runtime/device.h"
@@ -19,29 +20,7 @@ using tg::Tensor;
 
 namespace {
 
-// Points the on-disk caches at a fresh folder for the test's lifetime.
-class ScopedCacheDir {
- public:
-  ScopedCacheDir() {
-    const char* old = std::getenv("CACHEDB_DIR");
-    old_ = old ? old : "";
-    char tmpl[] = "/tmp/tg_test_beam_XXXXXX";
-    dir_ = mkdtemp(tmpl) ? tmpl : "";
-    setenv("CACHEDB_DIR", dir_.c_str(), 1);
-  }
-  ~ScopedCacheDir() {
-    if (old_.empty())
-      unsetenv("CACHEDB_DIR");
-    else
-      setenv("CACHEDB_DIR", old_.c_str(), 1);
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-  }
-  const std::string& path() const { return dir_; }
-
- private:
-  std::string old_, dir_;
-};
+using tgtest::ScopedCacheDir;
 
 Tensor input(const tg::Shape& shape, uint32_t seed, const std::string& dev) {
   int64_t n = 1;

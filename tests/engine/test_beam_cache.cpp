@@ -8,6 +8,7 @@
 #include <fstream>
 #include <thread>
 
+#include "../common/scoped_cache_dir.h"
 #include "engine/beam.h"
 #include "engine/beam_cache.h"
 #include "runtime/device.h"
@@ -23,28 +24,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class ScopedCacheDir {
- public:
-  ScopedCacheDir() {
-    const char* old = std::getenv("CACHEDB_DIR");
-    old_ = old ? old : "";
-    char tmpl[] = "/tmp/tg_test_beam_cache_XXXXXX";
-    dir_ = mkdtemp(tmpl) ? tmpl : "";
-    setenv("CACHEDB_DIR", dir_.c_str(), 1);
-  }
-  ~ScopedCacheDir() {
-    if (old_.empty())
-      unsetenv("CACHEDB_DIR");
-    else
-      setenv("CACHEDB_DIR", old_.c_str(), 1);
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  fs::path db() const { return fs::path(dir_) / "beam.db"; }
-
- private:
-  std::string old_, dir_;
-};
+using tgtest::ScopedCacheDir;
 
 // A small reduce kernel's AST (the interpreter runs it in microseconds).
 tg::UOpPtr reduce_ast(int64_t rows) {
