@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <map>
 #include <queue>
 #include <unordered_map>
 #include <unordered_set>
@@ -279,12 +280,28 @@ class Scheduler {
     for (size_t i = 0; i < roots.size(); i++)
       if (unsplit->src[i] != split->src[i] && !realized(unsplit->src[i].get()))
         set_realized(unsplit->src[i], sched.roots[i]);
+    mark_rebuilt_assigns(unsplit, asts);
     return sched;
   }
 
  private:
   std::vector<const UOp*> topo_;
   std::unordered_set<const UOp*> realize_;
+
+  // An ASSIGN that the rewrites above rebuilt (its sources folded) ran as its copy; the original, which a tensor
+  // holds, is realized into the same target view too: else realizing that tensor later would write its value a
+  // second time (w.assign(w + 1) realized through w * 1, then w read: w + 2).
+  static void mark_rebuilt_assigns(const UOpPtr& original, const std::vector<std::pair<const UOp*, UOpPtr>>& asts) {
+    std::map<std::pair<const UOp*, const UOp*>, UOpPtr> done;  // (target BUFFER, target VIEW arg) -> realized
+    auto key = [](const UOp* a) { return std::make_pair(a->src[0]->src[0].get(), a->src[0].get()); };
+    for (const auto& [u, ast] : asts)
+      if (u->op == Ops::ASSIGN)
+        if (UOpPtr r = realized(u)) done[key(u)] = r;
+    if (done.empty()) return;
+    for (const UOp* u : toposort(original))
+      if (u->op == Ops::ASSIGN && !realized(u))
+        if (auto it = done.find(key(u)); it != done.end()) set_realized(u->ptr(), it->second);
+  }
 
   void find_realize_points(const UOpPtr& sink) {
     std::unordered_map<const UOp*, int> reduce_users;  // distinct users of each REDUCE_AXIS

@@ -459,6 +459,22 @@ TEST(AutogradAssign, TwiceBeforeRealizeKeepsTheBuffer) {
   EXPECT_EQ(old.tolist<float>(), (std::vector<float>{11, 21}));
 }
 
+// An assign realized through another tensor that reads it (w * 1) is done: reading w afterwards, or realizing
+// it again, does not write the value a second time.
+TEST(AutogradAssign, RealizedThroughAReaderRunsOnce) {
+  Tensor w = Tensor::ones({4});
+  w.realize();
+  for (int step = 1; step <= 3; step++) {
+    Tensor a = (w * 2).contiguous();
+    w.assign(w + 1);
+    std::vector<Tensor> out{a.sum(), w * 1};
+    Tensor::realize_all(out);
+    EXPECT_EQ(out[1].tolist<float>(), std::vector<float>(4, float(1 + step))) << "step " << step;
+    EXPECT_EQ(w.tolist<float>(), std::vector<float>(4, float(1 + step))) << "step " << step;
+    EXPECT_EQ(w.tolist<float>(), std::vector<float>(4, float(1 + step))) << "read twice, step " << step;
+  }
+}
+
 TEST(AutogradAssign, SwapThroughAssign) {
   Tensor a = Tensor(std::vector<float>{1, 2}, {2}).contiguous().realize();
   Tensor b = Tensor(std::vector<float>{3, 4}, {2}).contiguous().realize();
