@@ -12,10 +12,14 @@
 // against the capture (count, shape, dtype, device) and a function whose output is one of its inputs, or that
 // ran no kernel, is refused: each a tg::Error naming what differs. JIT=0 runs the function every call.
 //
+// The intermediate buffers of a capture that nothing outside it can see share memory where their lifetimes do not
+// overlap (JIT_PLAN=0: they keep their own).
 // On CUDA a replay whose kernels all run on one GPU, none of them writing an input, is one CUDA graph: the new
 // inputs are copied into the captured ones on the GPU, then the graph is launched (JIT=2: no graphs, as tinygrad).
 #include <functional>
+#include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "tg/tensor.h"
@@ -32,6 +36,8 @@ class TinyJit {
   bool captured() const;        // whether later calls replay
   size_t kernel_count() const;  // kernels (and copies) a replay runs
   bool graphed() const;         // whether replays launch them as one device graph (after the first replay)
+  // The captured intermediates that share memory (no one else sees them): bytes they took, bytes they take now.
+  std::pair<int64_t, int64_t> planned_memory() const;
   void reset();                 // forget the capture: the next call runs the function again, then captures
 
  private:

@@ -2,6 +2,7 @@
 #include "engine/replay_plan.h"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "engine/buffers.h"
 #include "engine/capture.h"
@@ -12,6 +13,8 @@
 namespace tg {
 namespace {
 
+ContextVar JIT_PLAN("JIT_PLAN", 1);  // 0: captured intermediates keep their own memory (to compare)
+
 size_t stores_of(const UOpPtr& ast) {
   size_t n = 0;
   for (const UOp* u : toposort(ast)) n += u->op == Ops::STORE;
@@ -20,8 +23,16 @@ size_t stores_of(const UOpPtr& ast) {
 
 }  // namespace
 
-ReplayPlan::ReplayPlan(std::vector<ScheduleItem> items, std::vector<UOpPtr> inputs)
+ReplayPlan::ReplayPlan(std::vector<ScheduleItem> items, std::vector<UOpPtr> inputs, const std::vector<UOpPtr>& outputs)
     : items_(std::move(items)), inputs_(std::move(inputs)) {
+  if (JIT_PLAN > 0) {
+    std::vector<UOpPtr> keep = inputs_;
+    keep.insert(keep.end(), outputs.begin(), outputs.end());
+    memory_ = plan_memory(items_, keep);
+    if (DEBUG >= 1 && memory_.buffers > 0)
+      std::printf("JIT memory: %lld intermediate buffers, %.2f MB -> %.2f MB\n", static_cast<long long>(memory_.buffers),
+                  double(memory_.bytes) / 1e6, double(memory_.arena_bytes) / 1e6);
+  }
   for (const UOpPtr& in : inputs_) input_bufs_.push_back(buffer_of(in.get()));
   std::string device;
   for (const ScheduleItem& item : items_) {

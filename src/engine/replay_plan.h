@@ -9,6 +9,7 @@
 #include <memory>
 #include <vector>
 
+#include "engine/memory_planner.h"
 #include "engine/realize.h"
 #include "runtime/buffer.h"
 #include "runtime/device.h"
@@ -18,12 +19,15 @@ namespace tg {
 
 class ReplayPlan {
  public:
-  // `inputs`: the BUFFER nodes the batch read its inputs from when it was captured.
-  ReplayPlan(std::vector<ScheduleItem> items, std::vector<UOpPtr> inputs);
+  // `inputs`: the BUFFER nodes the batch read its inputs from when it was captured; `outputs`: those of the
+  // results the caller sees. The plan is the only holder of `items`: their intermediates share memory
+  // (engine/memory_planner.h; JIT_PLAN=0: they keep their own).
+  ReplayPlan(std::vector<ScheduleItem> items, std::vector<UOpPtr> inputs, const std::vector<UOpPtr>& outputs);
   // Runs the batch on new inputs (their BUFFER nodes, in the captured order; the same shapes and dtypes).
   void run(const std::vector<UOpPtr>& inputs);
   size_t size() const { return items_.size(); }
   bool graphed() const { return !graphs_.empty(); }
+  const MemoryPlanStats& memory() const { return memory_; }
 
  private:
   struct Exec {
@@ -44,6 +48,7 @@ class ReplayPlan {
   // per exec: the graph of the run of kernels it starts (the others of the run: null, skipped), empty when none
   std::vector<std::unique_ptr<LaunchGraph>> graphs_;
   int64_t ops_ = 0, mem_ = 0;
+  MemoryPlanStats memory_;
 
   void run_items(const std::vector<UOpPtr>& inputs);
   void run_bound(const std::vector<UOpPtr>& inputs);

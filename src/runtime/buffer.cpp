@@ -35,6 +35,14 @@ Buffer::~Buffer() {
   ptr_ = nullptr;
 }
 
+void Buffer::rebase(void* memory, std::shared_ptr<const void> owner) {
+  if (!memory) throw Error("Buffer::rebase: null memory for a buffer of " + std::to_string(nbytes()) + " bytes");
+  if (owns_ptr_) get_device(device_).allocator().free(ptr_, alloc_bytes());
+  ptr_ = memory;
+  owns_ptr_ = false;
+  owner_ = std::move(owner);
+}
+
 void* Buffer::ensure_allocated() {
   if (!ptr_) {  // (an empty external buffer has no memory of its own either: it gets a block like any other)
     ptr_ = get_device(device_).allocator().alloc(alloc_bytes());

@@ -34,6 +34,9 @@ class Buffer {
   bool readonly() const { return readonly_; }
 
   void* ensure_allocated();                     // allocates on the device if needed
+  // Moves this buffer into memory of the same device it does not own (a slice of a memory planner's arena, kept
+  // alive by `owner`): its own block goes back to the allocator. The contents are not copied.
+  void rebase(void* memory, std::shared_ptr<const void> owner);
   void* ptr() const { return ptr_; }
   void copyin(const void* host, size_t bytes);  // bytes must equal nbytes()
   void copyout(void* host, size_t bytes);       // bytes must equal nbytes()

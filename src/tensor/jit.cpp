@@ -14,8 +14,7 @@ struct TinyJit::State {
   Fn fn;
   int64_t calls = 0;
   bool captured = false;
-  std::vector<ScheduleItem> items;     // what a replay runs
-  std::unique_ptr<ReplayPlan> plan;    // ... bound to memory (made at capture)
+  std::unique_ptr<ReplayPlan> plan;    // what a replay runs, bound to memory (made at capture)
   std::vector<UOpPtr> input_buffers;   // the BUFFER node each input had at capture
   std::vector<Shape> shapes;
   std::vector<DType> dtypes;
@@ -61,8 +60,12 @@ TinyJit::TinyJit(Fn fn) : s_(std::make_shared<State>()) {
 
 int64_t TinyJit::calls() const { return s_->calls; }
 bool TinyJit::captured() const { return s_->captured; }
-size_t TinyJit::kernel_count() const { return s_->items.size(); }
+size_t TinyJit::kernel_count() const { return s_->plan ? s_->plan->size() : 0; }
 bool TinyJit::graphed() const { return s_->plan && s_->plan->graphed(); }
+std::pair<int64_t, int64_t> TinyJit::planned_memory() const {
+  if (!s_->plan) return {0, 0};
+  return {s_->plan->memory().bytes, s_->plan->memory().arena_bytes};
+}
 
 void TinyJit::reset() {
   Fn fn = std::move(s_->fn);
@@ -101,8 +104,10 @@ std::vector<Tensor> TinyJit::operator()(const std::vector<Tensor>& inputs) {
       s.dtypes.push_back(in[i].dtype());
       s.devices.push_back(in[i].device());
     }
-    s.items = std::move(items);
-    s.plan = std::make_unique<ReplayPlan>(s.items, s.input_buffers);
+    std::vector<UOpPtr> out_buffers;
+    for (const Tensor& o : out)
+      if (const UOp* b = buffer_node(o)) out_buffers.push_back(b->ptr());
+    s.plan = std::make_unique<ReplayPlan>(std::move(items), s.input_buffers, out_buffers);
     s.outputs = out;
     s.captured = true;
     return out;
@@ -125,7 +130,7 @@ std::vector<Tensor> TinyJit::operator()(const std::vector<Tensor>& inputs) {
       Context quiet({{"DEBUG", 1}});
       s.plan->run(buffers);
     }
-    std::printf("*** JIT      replay of %zu kernels%s\n", s.items.size(), s.plan->graphed() ? " (one graph)" : "");
+    std::printf("*** JIT      replay of %zu kernels%s\n", s.plan->size(), s.plan->graphed() ? " (one graph)" : "");
   } else {
     s.plan->run(buffers);
   }

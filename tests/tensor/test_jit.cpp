@@ -49,7 +49,9 @@ TEST(TinyJit, ReplaysEqualEagerRuns) {
     const int64_t ran = tg::GlobalCounters::kernel_count - kernels_before;
     EXPECT_EQ(got[0].tolist<float>(), want) << "call " << call;
     EXPECT_EQ(got[1].item<float>(), want_sum) << "call " << call;
-    if (call >= 2) EXPECT_EQ(ran, int64_t(jit.kernel_count())) << "a replay runs exactly the captured kernels";
+    if (call >= 2) {
+      EXPECT_EQ(ran, int64_t(jit.kernel_count())) << "a replay runs exactly the captured kernels";
+    }
   }
   EXPECT_TRUE(jit.captured());
   EXPECT_EQ(jit.calls(), 5);
@@ -155,5 +157,45 @@ TEST(TinyJit, EmptyInputsReplay) {
     std::vector<Tensor> out = jit({Tensor::ones({0, 3}), Tensor::full({4}, float(call))});
     EXPECT_EQ(out[0].shape(), (tg::Shape{0, 3}));
     EXPECT_EQ(out[1].item<float>(), 4.0f * float(call)) << "call " << call;
+  }
+}
+
+// The memory planner: a chain of realized intermediates (each needed only by the next kernel) shares memory, the
+// replays still equal eager runs, and JIT_PLAN=0 keeps each buffer apart. Nothing the caller holds is planned: the
+// weight updated in place and the outputs keep their memory.
+TEST(TinyJit, IntermediatesShareMemory) {
+  for (long plan : {1L, 0L}) {
+    tg::Context ctx({{"JIT_PLAN", plan}});
+    Tensor w = Tensor::ones({1024});
+    w.realize();
+    auto fn = [&](const std::vector<Tensor>& in) {
+      Tensor a = (in[0] * 2).contiguous(), b = (a + 1).contiguous(), c = (b * w).contiguous();
+      Tensor d = (c - in[0]).contiguous(), e = (d * d).contiguous();
+      w.assign(w + 1);
+      return std::vector<Tensor>{e.sum(), w * 1};
+    };
+    TinyJit jit(fn);
+    for (int call = 0; call < 4; call++) {
+      Tensor x = Tensor::randn({1024});
+      x.realize();
+      std::vector<float> xs = x.tolist<float>(), ws = w.tolist<float>();
+      double want = 0;
+      for (size_t i = 0; i < xs.size(); i++) {
+        const double d = (xs[i] * 2.0 + 1) * ws[i] - xs[i];
+        want += d * d;
+      }
+      std::vector<Tensor> got = jit({x});
+      EXPECT_NEAR(got[0].item<float>(), want, 1e-3 * std::abs(want)) << "JIT_PLAN=" << plan << " call " << call;
+      EXPECT_EQ(got[1].tolist<float>(), std::vector<float>(1024, ws[0] + 1)) << "JIT_PLAN=" << plan << " call " << call;
+    }
+    const auto [before, after] = jit.planned_memory();
+    if (plan) {
+      EXPECT_GE(before, 4 * 4096) << "a, b, c, d and e are the capture's own";
+      EXPECT_GT(after, 0);
+      EXPECT_LT(after, before);
+    } else {
+      EXPECT_EQ(before, 0);
+      EXPECT_EQ(after, 0);
+    }
   }
 }
