@@ -21,11 +21,11 @@ ScheduleCapture* ScheduleCapture::active() { return current; }
 
 bool in_jit() { return current || replaying > 0; }
 
+ReplayScope::ReplayScope() { replaying++; }
+ReplayScope::~ReplayScope() { replaying--; }
+
 void replay(const std::vector<ScheduleItem>& items, const std::unordered_map<const UOp*, UOpPtr>& rebind) {
-  struct Replaying {  // undone on every path out, a throwing kernel's included
-    Replaying() { replaying++; }
-    ~Replaying() { replaying--; }
-  } scope;
+  ReplayScope scope;  // undone on every path out, a throwing kernel's included
   for (const ScheduleItem& item : items) {
     if (rebind.empty()) {
       run_schedule_item(item);

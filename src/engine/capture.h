@@ -24,6 +24,14 @@ class ScheduleCapture {
 
 // Whether this thread is capturing or replaying a TinyJit's items (JITBEAM applies to the kernels it compiles).
 bool in_jit();
+// While alive, this thread counts as replaying (binding a replay plan compiles the kernels a replay runs).
+class ReplayScope {
+ public:
+  ReplayScope();
+  ~ReplayScope();
+  ReplayScope(const ReplayScope&) = delete;
+  ReplayScope& operator=(const ReplayScope&) = delete;
+};
 
 // Runs `items` in order, each BUFFER node found in `rebind` replaced by its value.
 void replay(const std::vector<ScheduleItem>& items, const std::unordered_map<const UOp*, UOpPtr>& rebind);

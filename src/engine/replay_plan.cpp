@@ -25,6 +25,7 @@ size_t stores_of(const UOpPtr& ast) {
 
 ReplayPlan::ReplayPlan(std::vector<ScheduleItem> items, std::vector<UOpPtr> inputs, const std::vector<UOpPtr>& outputs)
     : items_(std::move(items)), inputs_(std::move(inputs)) {
+  ReplayScope jit;  // the runners bound here are the ones a replay compiles (JITBEAM)
   if (JIT_PLAN > 0) {
     std::vector<UOpPtr> keep = inputs_;
     keep.insert(keep.end(), outputs.begin(), outputs.end());
