@@ -52,6 +52,7 @@ std::optional<std::vector<Opt>> search(Device& dev, const UOpPtr& ast, int level
   Kernel hand_coded = start;
   hand_coded.hand_coded_optimizations();
   CandidateBench bench(dev, ast);
+  bench.trust(hand_coded);
   BeamResult r = beam_search(start, {hand_coded}, level,
                              [&](const std::vector<Kernel>& c, double give_up) { return bench.time(c, give_up); });
   if (bench.unproven() && BEAM_DEBUG >= 1)

@@ -8,10 +8,13 @@
 #include <filesystem>
 #include <functional>
 
-#include "../common/scoped_cache_dir.h"
 #include "../common/random_data.h"
+#include "../common/scoped_cache_dir.h"
+#include "codegen/kernel.h"
 #include "engine/beam.h"
+#include "engine/beam_timer.h"
 #include "runtime/device.h"
+#include "schedule/schedule.h"
 #include "tg/context.h"
 #include "tg/jit.h"
 #include "tg/tg.h"
@@ -119,4 +122,28 @@ TEST(BeamKnobs, JitBeamSearchesOnlyWhatTheJitCaptures) {
   }
   EXPECT_TRUE(jit.captured());
   EXPECT_GT(tg::beam_searches(), before) << "the captured kernel was not searched";
+}
+
+// The hand-coded kernel is timed even where the bounds check cannot prove it: on Hopper (INTERP with
+// EMULATE=CUDA in ctest's beam_interp_emulate_cuda) an fp16 matmul's default kernel reads shared memory through
+// WGMMA descriptors, and BEAM must still be able to keep it. Elsewhere the default kernel is proved anyway.
+TEST(BeamBench, TrustsTheHandCodedKernel) {
+  Tensor a = Tensor::empty({64, 32}, {.dtype = tg::dtypes::float16, .device = "INTERP"});
+  Tensor b = Tensor::empty({32, 64}, {.dtype = tg::dtypes::float16, .device = "INTERP"});
+  tg::Schedule s = tg::create_schedule({a.matmul(b).uop()});
+  const tg::UOpPtr& ast = s.items.back().ast;
+  tg::Device& dev = tg::get_device("INTERP");
+  tg::Kernel k(ast, dev.renderer());
+  k.hand_coded_optimizations();
+  const bool wgmma = dev.renderer().wgmma() && k.tensor_core().has_value();
+  if (dev.renderer().wgmma()) {
+    EXPECT_TRUE(wgmma) << "the default fp16 matmul on Hopper is a WGMMA kernel";
+  }
+  tg::CandidateBench untrusted(dev, ast);
+  const double plain = untrusted.time({k}, 1e9).at(0);
+  EXPECT_EQ(std::isinf(plain), wgmma) << "WGMMA kernels are the ones the bounds check cannot prove";
+  tg::CandidateBench trusting(dev, ast);
+  trusting.trust(k);
+  EXPECT_TRUE(std::isfinite(trusting.time({k}, 1e9).at(0)));
+  EXPECT_EQ(trusting.unproven(), 0u);
 }
