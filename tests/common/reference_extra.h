@@ -7,6 +7,7 @@
 #include <random>
 #include <vector>
 
+#include "random_data.h"
 #include "reference.h"
 
 namespace tgtest {
@@ -129,15 +130,6 @@ inline Ref ref_getitem(const Ref& x, std::vector<RefIndex> idx) {
     }
     return x.at(src);
   });
-}
-
-// Uniform random values in [lo, hi), reproducible from seed.
-inline std::vector<float> rand_floats(size_t n, unsigned seed, float lo = -1.f, float hi = 1.f) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> d(lo, hi);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(gen);
-  return v;
 }
 
 // Uniform random ints in [lo, hi], reproducible from seed.

@@ -10,7 +10,7 @@
 namespace tgtest {
 
 inline tg::Tensor rand_tensor(const tg::Shape& s, unsigned seed) {
-  return tg::Tensor(rand_floats(size_t(numel_of(s)), seed), s);
+  return tg::Tensor(random_floats(size_t(numel_of(s)), seed), s);
 }
 
 inline Ref to_ref(const tg::Tensor& t) { return Ref::from(t.tolist<double>(), t.shape()); }
