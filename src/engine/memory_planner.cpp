@@ -22,13 +22,6 @@ struct Life {
   int64_t offset = -1;
 };
 
-size_t outputs_of(const ScheduleItem& item) {
-  if (item.ast->op == Ops::COPY) return 1;
-  size_t n = 0;
-  for (const UOp* u : toposort(item.ast)) n += u->op == Ops::STORE;
-  return n;
-}
-
 int64_t aligned(int64_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
 // First fit of each buffer, largest first, among the placed ones whose lifetimes overlap its own.
@@ -60,12 +53,11 @@ MemoryPlanStats plan_memory(const std::vector<ScheduleItem>& items, const std::v
   for (const UOpPtr& k : keep) kept.insert(k.get());
   std::unordered_map<const UOp*, Life> lives;
   for (size_t i = 0; i < items.size(); i++) {
-    const size_t outputs = outputs_of(items[i]);
     for (size_t j = 0; j < items[i].bufs.size(); j++) {
       const UOpPtr& u = items[i].bufs[j];
       auto [it, fresh] = lives.try_emplace(u.get());
       Life& l = it->second;
-      if (fresh) l.node = u, l.first = i, l.written_first = j < outputs;
+      if (fresh) l.node = u, l.first = i, l.written_first = j < ScheduleItem::kOutputs;
       l.last = i;
       l.uses++;
     }

@@ -59,17 +59,7 @@ void run_copy(const ScheduleItem& item) {
   bool xfer = false;
   auto t0 = std::chrono::steady_clock::now();
   if (dst_dev.executes() && src_dev.executes()) {
-    src.ensure_allocated();
-    dst.ensure_allocated();
-    // Directly between the devices when the destination's allocator can (same GPU, GPU to GPU), else through
-    // host memory.
-    if (dst.nbytes() > 0 && dst_dev.allocator().transfer(dst.ptr(), src.ptr(), dst.nbytes(), src_dev)) {
-      xfer = true;
-    } else {
-      std::vector<uint8_t> host(src.nbytes());
-      src.copyout(host.data(), host.size());
-      dst.copyin(host.data(), host.size());
-    }
+    xfer = copy_buffer(dst, src);
     if (wait) dst_dev.synchronize();  // a GPU copy may still be in flight: time all of it
   } else {
     dst.ensure_allocated();
@@ -86,6 +76,20 @@ void run_copy(const ScheduleItem& item) {
 }  // namespace
 
 bool timing_each_item() { return DEBUG >= 2 || PROFILE >= 1; }
+
+bool copy_buffer(Buffer& dst, Buffer& src) {
+  src.ensure_allocated();
+  dst.ensure_allocated();
+  // Directly between the devices when the destination's allocator can (same GPU, GPU to GPU), else through host
+  // memory.
+  if (dst.nbytes() > 0 &&
+      get_device(dst.device()).allocator().transfer(dst.ptr(), src.ptr(), dst.nbytes(), get_device(src.device())))
+    return true;
+  std::vector<uint8_t> host(src.nbytes());
+  src.copyout(host.data(), host.size());
+  dst.copyin(host.data(), host.size());
+  return false;
+}
 
 void run_schedule_item(const ScheduleItem& item) {
   if (ScheduleCapture* c = ScheduleCapture::active()) c->items.push_back(item);  // TinyJit is recording

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "codegen/program.h"
+#include "runtime/buffer.h"
 #include "runtime/device.h"
 #include "schedule/schedule.h"
 
@@ -19,6 +20,9 @@ struct CompiledRunner {
 
 // The method cache: (device, ast) -> CompiledRunner, compiling on a miss.
 CompiledRunner& get_runner(const std::string& device, const UOpPtr& ast);
+// Copies src's bytes into dst (the same size), directly between the devices where dst's allocator can (true),
+// else through host memory (false). Does not wait for a GPU copy to finish.
+bool copy_buffer(Buffer& dst, Buffer& src);
 // Whether every kernel and copy is waited for and timed (DEBUG>=2 prints the times, PROFILE=1 only adds them up).
 bool timing_each_item();
 // Run one ScheduleItem (a kernel or a copy), with DEBUG=2 output and GlobalCounters.

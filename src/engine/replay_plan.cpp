@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 
 #include "engine/buffers.h"
 #include "engine/capture.h"
@@ -15,12 +16,6 @@ namespace {
 
 ContextVar JIT_PLAN("JIT_PLAN", 1);  // 0: captured intermediates keep their own memory (to compare)
 
-size_t stores_of(const UOpPtr& ast) {
-  size_t n = 0;
-  for (const UOp* u : toposort(ast)) n += u->op == Ops::STORE;
-  return n;
-}
-
 }  // namespace
 
 ReplayPlan::ReplayPlan(std::vector<ScheduleItem> items, std::vector<UOpPtr> inputs, const std::vector<UOpPtr>& outputs)
@@ -31,8 +26,9 @@ ReplayPlan::ReplayPlan(std::vector<ScheduleItem> items, std::vector<UOpPtr> inpu
     keep.insert(keep.end(), outputs.begin(), outputs.end());
     memory_ = plan_memory(items_, keep);
     if (DEBUG >= 1 && memory_.buffers > 0)
-      std::printf("JIT memory: %lld intermediate buffers, %.2f MB -> %.2f MB\n", static_cast<long long>(memory_.buffers),
-                  double(memory_.bytes) / 1e6, double(memory_.arena_bytes) / 1e6);
+      std::printf("JIT memory: %lld intermediate buffers, %.2f MB -> %.2f MB\n",
+                  static_cast<long long>(memory_.buffers), double(memory_.bytes) / 1e6,
+                  double(memory_.arena_bytes) / 1e6);
   }
   for (const UOpPtr& in : inputs_) input_bufs_.push_back(buffer_of(in.get()));
   std::string device;
@@ -48,15 +44,15 @@ ReplayPlan::ReplayPlan(std::vector<ScheduleItem> items, std::vector<UOpPtr> inpu
       if (!device.empty() && dev != device) graphable_ = false;
       device = dev;
       ops_ += e.runner->spec.estimated_ops;
-      const size_t outputs = stores_of(item.ast);
+      kernels_++;
+      for (const auto& b : e.bufs) mem_ += int64_t(b->nbytes());
       for (size_t j = 0; j < item.bufs.size(); j++)
         for (size_t i = 0; i < inputs_.size(); i++)
           if (item.bufs[j] == inputs_[i]) {
             slots_.push_back({execs_.size(), j, i});
-            if (j < outputs) graphable_ = false;  // a kernel writes an input: its new memory, not a copy
+            if (j < ScheduleItem::kOutputs) graphable_ = false;  // a kernel writes an input: its new memory, not a copy
           }
     }
-    for (const auto& b : e.bufs) mem_ += int64_t(b->nbytes());
     execs_.push_back(std::move(e));
   }
   if (device.empty()) graphable_ = false;
@@ -90,32 +86,32 @@ void ReplayPlan::record_graphs() {
   graphs_ = std::move(graphs);
 }
 
-// Item by item through the engine, each BUFFER node of a captured input replaced by the new one.
-void ReplayPlan::run_items(const std::vector<UOpPtr>& inputs) {
-  std::unordered_map<const UOp*, UOpPtr> rebind;
-  for (size_t i = 0; i < inputs.size(); i++) rebind[inputs_[i].get()] = inputs[i];
-  replay(items_, rebind);
+std::unordered_map<const UOp*, UOpPtr> ReplayPlan::rebind(const std::vector<UOpPtr>& inputs) const {
+  std::unordered_map<const UOp*, UOpPtr> map;
+  for (size_t i = 0; i < inputs.size(); i++) map[inputs_[i].get()] = inputs[i];
+  return map;
 }
+
+// Item by item through the engine, each BUFFER node of a captured input replaced by the new one.
+void ReplayPlan::run_items(const std::vector<UOpPtr>& inputs) { replay(items_, rebind(inputs)); }
 
 void ReplayPlan::run_bound(const std::vector<UOpPtr>& inputs) {
   std::vector<void*> in;
   for (const UOpPtr& u : inputs) in.push_back(buffer_of(u.get())->ensure_allocated());
+  std::optional<std::unordered_map<const UOp*, UOpPtr>> rebound;  // made at the first copy
   size_t s = 0;
   for (size_t x = 0; x < execs_.size(); x++) {
     Exec& e = execs_[x];
-    if (!e.runner) {  // a copy: through the engine, with the inputs rebound
-      std::unordered_map<const UOp*, UOpPtr> rebind;
-      for (size_t i = 0; i < inputs.size(); i++) rebind[inputs_[i].get()] = inputs[i];
-      replay({items_[x]}, rebind);
+    if (!e.runner) {  // a copy: through the engine (which counts it), with the inputs rebound
+      if (!rebound) rebound = rebind(inputs);
+      replay({items_[x]}, *rebound);
       continue;
     }
     std::vector<void*> ptrs = e.ptrs;
     for (; s < slots_.size() && slots_[s].exec == x; s++) ptrs[slots_[s].buf] = in[slots_[s].input];
     e.runner->program->run(ptrs, {}, false);
   }
-  GlobalCounters::kernel_count += int64_t(execs_.size());
-  GlobalCounters::global_ops += ops_;
-  GlobalCounters::global_mem += mem_;
+  count_kernels();
 }
 
 // The new inputs copied into the captured ones (on the device), then each run of kernels as its graph, the copies
@@ -124,27 +120,20 @@ void ReplayPlan::run_graphs(const std::vector<UOpPtr>& inputs) {
   for (size_t i = 0; i < inputs.size(); i++) {
     if (inputs[i] == inputs_[i]) continue;
     std::shared_ptr<Buffer> src = buffer_of(inputs[i].get());
-    Buffer& dst = *input_bufs_[i];
-    if (src->nbytes() != dst.nbytes())
+    if (src->nbytes() != input_bufs_[i]->nbytes())
       throw Error("TinyJit: input " + std::to_string(i) + " has " + std::to_string(src->nbytes()) +
-                  " bytes, captured with " + std::to_string(dst.nbytes()));
-    Device& dev = get_device(dst.device());
-    if (dst.nbytes() > 0 &&
-        !dev.allocator().transfer(dst.ptr(), src->ensure_allocated(), dst.nbytes(), get_device(src->device()))) {
-      std::vector<uint8_t> host(dst.nbytes());  // a device without direct copies: through the host
-      src->copyout(host.data(), host.size());
-      dst.copyin(host.data(), host.size());
-    }
+                  " bytes, captured with " + std::to_string(input_bufs_[i]->nbytes()));
+    copy_buffer(*input_bufs_[i], *src);
   }
-  int64_t kernels = 0;
   for (size_t x = 0; x < execs_.size(); x++) {
     if (graphs_[x]) graphs_[x]->launch();
-    if (!execs_[x].runner)
-      replay({items_[x]}, {});  // a copy, on captured memory (inputs were copied in)
-    else
-      kernels++;
+    if (!execs_[x].runner) replay({items_[x]}, {});  // a copy, on captured memory (inputs were copied in)
   }
-  GlobalCounters::kernel_count += kernels;
+  count_kernels();
+}
+
+void ReplayPlan::count_kernels() const {
+  GlobalCounters::kernel_count += kernels_;
   GlobalCounters::global_ops += ops_;
   GlobalCounters::global_mem += mem_;
 }

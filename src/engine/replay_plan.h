@@ -7,6 +7,7 @@
 // ones, then launches the graphs (and runs the copies between them): one call per run of kernels. A replay that is
 // timed or printed per kernel (DEBUG>=2, PROFILE) runs the items one by one, as eager code does.
 #include <memory>
+#include <unordered_map>
 #include <vector>
 
 #include "engine/memory_planner.h"
@@ -47,9 +48,11 @@ class ReplayPlan {
   bool graph_tried_ = false;
   // per exec: the graph of the run of kernels it starts (the others of the run: null, skipped), empty when none
   std::vector<std::unique_ptr<LaunchGraph>> graphs_;
-  int64_t ops_ = 0, mem_ = 0;
+  int64_t kernels_ = 0, ops_ = 0, mem_ = 0;  // per replay, for GlobalCounters (copies count themselves)
   MemoryPlanStats memory_;
 
+  std::unordered_map<const UOp*, UOpPtr> rebind(const std::vector<UOpPtr>& inputs) const;
+  void count_kernels() const;
   void run_items(const std::vector<UOpPtr>& inputs);
   void run_bound(const std::vector<UOpPtr>& inputs);
   void record_graphs();

@@ -14,7 +14,8 @@ namespace tg {
 // again on other memory.
 struct ScheduleItem {
   UOpPtr ast;
-  std::vector<UOpPtr> bufs;
+  std::vector<UOpPtr> bufs;  // the buffers the kernel (or copy) writes, then those it reads
+  static constexpr size_t kOutputs = 1;  // every item writes one buffer: bufs[0]
 };
 
 struct Schedule {
