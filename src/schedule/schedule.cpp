@@ -280,7 +280,7 @@ class Scheduler {
     for (size_t i = 0; i < roots.size(); i++)
       if (unsplit->src[i] != split->src[i] && !realized(unsplit->src[i].get()))
         set_realized(unsplit->src[i], sched.roots[i]);
-    mark_rebuilt_assigns(unsplit, asts);
+    if (sink != unsplit) mark_rebuilt_assigns(unsplit, asts);  // (nothing was rebuilt otherwise)
     return sched;
   }
 
