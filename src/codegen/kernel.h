@@ -143,6 +143,11 @@ class Kernel {
   bool cpu_gemm_opts(const std::function<bool(const Opt&)>& try_opt);
   // hand_coded_optimizations' first step on GPUs: GROUP (and 16-byte UNROLL lanes) for reduce kernels.
   void group_gpu_reduce(const std::function<bool(const Opt&)>& try_opt);
+  // hand_coded_optimizations' later steps (codegen/opt/heuristic.cpp): a reduce's register tile, loop order and
+  // unroll; CPU threads; GPU workgroups.
+  void reduce_register_tile(const std::function<bool(const Opt&)>& try_opt, int vw, DType dtype_of_output);
+  void cpu_threads(const std::function<bool(const Opt&)>& try_opt);
+  void gpu_workgroups(const std::function<bool(const Opt&)>& try_opt);
   // hand_coded_optimizations on GPUs, elementwise kernels: a loop that reads an input contiguously goes innermost.
   void lanes_along_input(const std::function<bool(const Opt&)>& try_opt);
 };

@@ -93,6 +93,119 @@ void Kernel::lanes_along_input(const std::function<bool(const Opt&)>& try_opt) {
       return;
 }
 
+// hand_coded_optimizations' steps 2 and 3 for a reduce kernel: a register tile of outputs, the loop order, the
+// reduce unrolled (vw: the vector width in elements).
+void Kernel::reduce_register_tile(const std::function<bool(const Opt&)>& try_opt, int vw, DType dtype_of_output) {
+  // 2. A register tile. Upcast output dims that some input does not depend on (the M of
+  // a matmul: B is expanded along it), so one load feeds several accumulators.
+  int64_t tile = 1;  // accumulators that are not the vector dim
+  for (int round = 0; round < 2; round++) {
+    int best = -1;
+    int64_t best_amt = 0;
+    std::pair<int, int64_t> best_key{1 << 30, 0};
+    for (int d = 0; d < first_reduce(); d++) {
+      if (kinds_[size_t(d)] != AxisKind::LOOP || !is_expanded_in_some_load(d)) continue;
+      for (int64_t amt : {4, 3, 2}) {
+        if (full_shape_[size_t(d)] % amt != 0 || tile * amt > 8) continue;
+        // fewest buffers that depend on the dim, then the smallest strides
+        int n = 0;
+        int64_t sum = 0;
+        for (size_t i = 0; i < sts_.size(); i++) {
+          int64_t st = stride_of(i, d);
+          if (st != 0) n++;
+          sum += st < 0 ? 1 << 20 : st;
+        }
+        // the rest of the vector dim comes last: more rows share each vector load (a tall tile)
+        const int vd = vector_dim();
+        if (vd >= 0 && stride_of(0, d) == full_shape_[size_t(vd)]) n += 100;
+        std::pair<int, int64_t> key{n, sum};
+        if (key < best_key) best_key = key, best = d, best_amt = amt;
+        break;
+      }
+    }
+    if (best < 0 || !try_opt({OptOps::UPCAST, best, int(best_amt)})) break;
+    tile *= best_amt;
+  }
+  // Loop order: consecutive iterations of the innermost output loop reuse the loads that do not depend
+  // on it, and stream the ones that do. Stream along contiguous memory: when a load that depends on the
+  // innermost loop is not contiguous along the innermost reduce dim (B of A@B), and another loop's loads
+  // are, make that one innermost (for A@B, the M loop goes inside the N loop).
+  if (first_upcast() > first_reduce()) {
+    const int rd = first_upcast() - 1;
+    auto streams_contiguously = [&](int d) {
+      for (size_t i = 1; i < sts_.size(); i++) {
+        if (!is_load_[i] || stride_of(i, d) == 0) continue;
+        int64_t st = stride_of(i, rd);
+        if (st != 0 && st != 1) return false;
+      }
+      return true;
+    };
+    const int inner = first_reduce() - 1;
+    if (inner > 0 && kinds_[size_t(inner)] == AxisKind::LOOP && !streams_contiguously(inner) &&
+        full_shape_[size_t(rd)] >= 64) {
+      for (int d = inner - 1; d >= 0; d--)
+        if (kinds_[size_t(d)] == AxisKind::LOOP && streams_contiguously(d) && try_opt({OptOps::SWAP, d, inner})) break;
+    }
+  }
+  // 3. Unroll the innermost reduce dim. With no vector output dim and a load contiguous along it, by a
+  // vector width (the lanes become vector accumulators); else whole when small, else by 4.
+  int fr = first_reduce(), nred = first_upcast() - fr;
+  if (nred > 0) {
+    const int rd = first_upcast() - 1;
+    int64_t s = full_shape_[size_t(rd)];
+    bool contiguous = false;
+    for (size_t i = 1; i < sts_.size(); i++) contiguous |= is_load_[i] && stride_of(i, rd) == 1;
+    bool vectored = false;
+    if (vector_dim() < 0 && contiguous && dtype_of_output.is_float() && dtype_of_output.itemsize() >= 4) {
+      for (int w : {16, 8, 4}) {
+        if (w > vw || s % w != 0) continue;
+        if ((vectored = try_opt({OptOps::UNROLL, nred - 1, w}))) break;
+      }
+    }
+    if (!vectored) {
+      if (s <= 8 && tile * s <= 64) try_opt({OptOps::UNROLL, nred - 1, 0});
+      else if (s % 4 == 0 && tile * 4 <= 64) try_opt({OptOps::UNROLL, nred - 1, 4});
+    }
+  }
+}
+
+// hand_coded_optimizations' step 4 (CPUs).
+void Kernel::cpu_threads(const std::function<bool(const Opt&)>& try_opt) {
+  // 4. Threads: split the outermost loop dim that divides evenly, when there is enough work for each.
+  const int threads = renderer_.threads();
+  if (threads > 1 && prod(full_shape_) >= int64_t(threads) * (64 << 10)) {
+    for (int t = threads; t >= 2; t--) {
+      bool done = false;
+      for (int d = 0; d < first_reduce() && !done; d++)
+        if (kinds_[size_t(d)] == AxisKind::LOOP && full_shape_[size_t(d)] % t == 0) done = try_opt({OptOps::THREAD, d, t});
+      if (done) break;
+    }
+  }
+}
+
+// hand_coded_optimizations' step 5 (GPUs).
+void Kernel::gpu_workgroups(const std::function<bool(const Opt&)>& try_opt) {
+  // 5. GPU workgroups: make the innermost output dims local (threads of one block), up to 256 threads;
+  //    the innermost gets up to 32 so a warp reads consecutive elements.
+  //    A kernel with one output loop (a flat elementwise op) gives it all 256: a block of one warp caps an SM at
+  //    half its threads (add 2^28 on an H100: 2543 GB/s with 32).
+  //    (The LOCAL made first, the innermost loop's, is the outermost thread index: tinygrad makes the innermost
+  //    threadIdx.x, but the reduce kernels here ran slower that way on an H100: a 32x256 @ 256x256 step of an MLP
+  //    150 us against 45, the channels-last copy of a conv's input 24 us against 20.)
+  if (!has_reduce()) lanes_along_input(try_opt);
+  int64_t budget = std::max<int64_t>(1, 256 / local_size());
+  const bool one_loop = std::count(kinds_.begin(), kinds_.end(), AxisKind::LOOP) == 1;
+  for (int d = first_reduce() - 1; d >= 0 && budget > 1; d--) {
+    if (kinds_[size_t(d)] != AxisKind::LOOP) continue;
+    for (int64_t amt : {256, 128, 64, 32, 16, 8, 4, 2}) {
+      if (amt > 32 && !one_loop) continue;
+      if (amt > budget || full_shape_[size_t(d)] % amt != 0) continue;
+      if (try_opt({OptOps::LOCAL, d, int(amt)})) budget /= amt;
+      break;
+    }
+  }
+}
+
 void Kernel::hand_coded_optimizations() {
   // Tiny kernels keep their plain loops: nothing to win, and their code stays readable (r_2, E_16).
   if (prod(full_shape_) < 64) return;
@@ -136,112 +249,9 @@ void Kernel::hand_coded_optimizations() {
     }
   }
 
-  // 2. Reduce kernels: a register tile. Upcast output dims that some input does not depend on (the M of
-  // a matmul: B is expanded along it), so one load feeds several accumulators.
-  if (has_reduce()) {
-    int64_t tile = 1;  // accumulators that are not the vector dim
-    for (int round = 0; round < 2; round++) {
-      int best = -1;
-      int64_t best_amt = 0;
-      std::pair<int, int64_t> best_key{1 << 30, 0};
-      for (int d = 0; d < first_reduce(); d++) {
-        if (kinds_[size_t(d)] != AxisKind::LOOP || !is_expanded_in_some_load(d)) continue;
-        for (int64_t amt : {4, 3, 2}) {
-          if (full_shape_[size_t(d)] % amt != 0 || tile * amt > 8) continue;
-          // fewest buffers that depend on the dim, then the smallest strides
-          int n = 0;
-          int64_t sum = 0;
-          for (size_t i = 0; i < sts_.size(); i++) {
-            int64_t st = stride_of(i, d);
-            if (st != 0) n++;
-            sum += st < 0 ? 1 << 20 : st;
-          }
-          // the rest of the vector dim comes last: more rows share each vector load (a tall tile)
-          const int vd = vector_dim();
-          if (vd >= 0 && stride_of(0, d) == full_shape_[size_t(vd)]) n += 100;
-          std::pair<int, int64_t> key{n, sum};
-          if (key < best_key) best_key = key, best = d, best_amt = amt;
-          break;
-        }
-      }
-      if (best < 0 || !try_opt({OptOps::UPCAST, best, int(best_amt)})) break;
-      tile *= best_amt;
-    }
-    // Loop order: consecutive iterations of the innermost output loop reuse the loads that do not depend
-    // on it, and stream the ones that do. Stream along contiguous memory: when a load that depends on the
-    // innermost loop is not contiguous along the innermost reduce dim (B of A@B), and another loop's loads
-    // are, make that one innermost (for A@B, the M loop goes inside the N loop).
-    if (first_upcast() > first_reduce()) {
-      const int rd = first_upcast() - 1;
-      auto streams_contiguously = [&](int d) {
-        for (size_t i = 1; i < sts_.size(); i++) {
-          if (!is_load_[i] || stride_of(i, d) == 0) continue;
-          int64_t st = stride_of(i, rd);
-          if (st != 0 && st != 1) return false;
-        }
-        return true;
-      };
-      const int inner = first_reduce() - 1;
-      if (inner > 0 && kinds_[size_t(inner)] == AxisKind::LOOP && !streams_contiguously(inner) &&
-          full_shape_[size_t(rd)] >= 64) {
-        for (int d = inner - 1; d >= 0; d--)
-          if (kinds_[size_t(d)] == AxisKind::LOOP && streams_contiguously(d) && try_opt({OptOps::SWAP, d, inner})) break;
-      }
-    }
-    // 3. Unroll the innermost reduce dim. With no vector output dim and a load contiguous along it, by a
-    // vector width (the lanes become vector accumulators); else whole when small, else by 4.
-    int fr = first_reduce(), nred = first_upcast() - fr;
-    if (nred > 0) {
-      const int rd = first_upcast() - 1;
-      int64_t s = full_shape_[size_t(rd)];
-      bool contiguous = false;
-      for (size_t i = 1; i < sts_.size(); i++) contiguous |= is_load_[i] && stride_of(i, rd) == 1;
-      bool vectored = false;
-      if (vector_dim() < 0 && contiguous && dtype_of_output.is_float() && dtype_of_output.itemsize() >= 4) {
-        for (int w : {16, 8, 4}) {
-          if (w > vw || s % w != 0) continue;
-          if ((vectored = try_opt({OptOps::UNROLL, nred - 1, w}))) break;
-        }
-      }
-      if (!vectored) {
-        if (s <= 8 && tile * s <= 64) try_opt({OptOps::UNROLL, nred - 1, 0});
-        else if (s % 4 == 0 && tile * 4 <= 64) try_opt({OptOps::UNROLL, nred - 1, 4});
-      }
-    }
-  }
-
-  // 4. Threads: split the outermost loop dim that divides evenly, when there is enough work for each.
-  const int threads = renderer_.threads();
-  if (threads > 1 && prod(full_shape_) >= int64_t(threads) * (64 << 10)) {
-    for (int t = threads; t >= 2; t--) {
-      bool done = false;
-      for (int d = 0; d < first_reduce() && !done; d++)
-        if (kinds_[size_t(d)] == AxisKind::LOOP && full_shape_[size_t(d)] % t == 0) done = try_opt({OptOps::THREAD, d, t});
-      if (done) break;
-    }
-  }
-
-  // 5. GPU workgroups: make the innermost output dims local (threads of one block), up to 256 threads;
-  //    the innermost gets up to 32 so a warp reads consecutive elements.
-  //    A kernel with one output loop (a flat elementwise op) gives it all 256: a block of one warp caps an SM at
-  //    half its threads (add 2^28 on an H100: 2543 GB/s with 32).
-  //    (The LOCAL made first, the innermost loop's, is the outermost thread index: tinygrad makes the innermost
-  //    threadIdx.x, but the reduce kernels here ran slower that way on an H100: a 32x256 @ 256x256 step of an MLP
-  //    150 us against 45, the channels-last copy of a conv's input 24 us against 20.)
-  if (gpu) {
-    if (!has_reduce()) lanes_along_input(try_opt);
-    int64_t budget = std::max<int64_t>(1, 256 / local_size());
-    const bool one_loop = std::count(kinds_.begin(), kinds_.end(), AxisKind::LOOP) == 1;
-    for (int d = first_reduce() - 1; d >= 0 && budget > 1; d--) {
-      if (kinds_[size_t(d)] != AxisKind::LOOP) continue;
-      for (int64_t amt : {256, 128, 64, 32, 16, 8, 4, 2}) {
-        if (amt > 32 && !one_loop) continue;
-        if (amt > budget || full_shape_[size_t(d)] % amt != 0) continue;
-        if (try_opt({OptOps::LOCAL, d, int(amt)})) budget /= amt;
-        break;
-      }
-    }
-  }
+  if (has_reduce()) reduce_register_tile(try_opt, vw, dtype_of_output);
+  cpu_threads(try_opt);
+  if (gpu) gpu_workgroups(try_opt);
 }
 
 }  // namespace tg
