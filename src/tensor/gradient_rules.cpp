@@ -7,11 +7,13 @@
 // tensors (`c.src(i)`), and returns one gradient per source (nullopt: no gradient flows there).
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <numbers>
 #include <unordered_map>
 
 #include "engine/buffers.h"
+#include "tensor/custom_gradient.h"
 #include "tensor/tensor_internal.h"
 #include "uop/pattern.h"
 
@@ -233,6 +235,32 @@ std::unordered_map<const UOp*, std::string> node_devices(const std::vector<const
   return dev;
 }
 
+// The inputs of u's hand-written gradient as tensors, or nullopt when the rules must run instead: no entry,
+// or a target among the nodes between u and its inputs (an equal node built by hand elsewhere), which the
+// hand-written gradient would skip.
+std::optional<std::vector<Tensor>> custom_inputs(const CustomGradient& cg,
+                                                 const std::function<bool(const UOp*)>& is_target, const UOp* u) {
+  std::vector<Tensor> inputs;
+  std::unordered_map<const UOp*, bool> stop;
+  for (size_t i = 0; i < cg.inputs.size(); i++) {
+    UOpPtr in = cg.inputs[i].lock();
+    if (!in) return std::nullopt;
+    stop[in.get()] = true;
+    inputs.emplace_back(in, cg.devices[i]);
+  }
+  std::vector<const UOp*> todo(1, u);
+  while (!todo.empty()) {
+    const UOp* n = todo.back();
+    todo.pop_back();
+    for (auto& s : n->src)
+      if (stop.emplace(s.get(), false).second) {
+        if (is_target(s.get())) return std::nullopt;
+        todo.push_back(s.get());
+      }
+  }
+  return inputs;
+}
+
 }  // namespace
 
 std::vector<std::optional<Tensor>> compute_gradient(const Tensor& root, const Tensor& root_grad,
@@ -274,6 +302,25 @@ std::vector<std::optional<Tensor>> compute_gradient(const Tensor& root, const Te
     bool any_src = false;
     for (auto& s : u->src) any_src = any_src || on_path[s.get()];
     if (!any_src) continue;
+    auto add_grad = [&](const UOp* s, const Tensor& sg) {
+      if (auto e = grads.find(s); e != grads.end()) e->second = e->second + sg;
+      else grads.emplace(s, sg);
+    };
+    if (auto cg = custom_gradient(u)) {
+      auto is_target = [&](const UOp* n) { return target_of(n).has_value(); };
+      if (auto inputs = custom_inputs(*cg, is_target, u)) {
+        std::vector<std::optional<Tensor>> out = cg->fn(g, *inputs);
+        for (size_t i = 0; i < inputs->size() && i < out.size(); i++) {
+          const UOp* s = (*inputs)[i].uop().get();
+          if (!out[i] || !on_path[s]) continue;
+          if (out[i]->shape() != s->shape)
+            throw Error("gradient: a hand-written gradient gave shape " + fmt_shape(out[i]->shape()) +
+                        " for an input of shape " + fmt_shape(s->shape));
+          add_grad(s, *out[i]);
+        }
+        continue;
+      }
+    }
     GradCtx ctx{u, g, &devices, {}};
     if (!pm.rewrite(u->ptr(), ctx))
       throw Error(std::string("gradient: no gradient rule for ") + op_name(u->op));
@@ -284,8 +331,7 @@ std::vector<std::optional<Tensor>> compute_gradient(const Tensor& root, const Te
       if (sg.shape() != s->shape)
         throw Error(std::string("gradient: the rule for ") + op_name(u->op) + " gave a gradient of shape " +
                     fmt_shape(sg.shape()) + " for a source of shape " + fmt_shape(s->shape));
-      if (auto e = grads.find(s); e != grads.end()) e->second = e->second + sg;
-      else grads.emplace(s, sg);
+      add_grad(s, sg);
     }
   }
   return result;

@@ -5,8 +5,10 @@
 #include <limits>
 
 #include "tensor/conv_flat.h"
+#include "tensor/conv_grad.h"
 #include "tensor/conv_pack.h"
 #include "tensor/tensor_internal.h"
+#include "tensor/window.h"
 
 namespace tg {
 namespace {
@@ -49,6 +51,104 @@ PadArg resolve_pads(const std::string& op, const std::vector<int64_t>& p, size_t
   }
   return out;
 }
+
+// A conv's bias (cout,) shaped to broadcast over (bs, cout, *spatial).
+Tensor bias_of(const std::string& op, const Tensor& bias, int64_t cout, size_t dims) {
+  if (bias.shape() != Shape{cout})
+    throw Error(op + ": bias " + fmt_shape(bias.shape()) + " does not match " + std::to_string(cout) +
+                " output channels (expected " + fmt_shape({cout}) + ")");
+  Shape bshape = {1, cout};
+  bshape.insert(bshape.end(), dims, 1);
+  return bias.reshape(bshape);
+}
+
+// The N-d convolution behind conv2d and conv_transpose2d; `pads` is (before, after) per spatial dim, and may be
+// negative.
+Tensor conv(const std::string& op, const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias,
+            int64_t groups, const std::vector<int64_t>& stride, const std::vector<int64_t>& dil, const PadArg& pads) {
+  Shape xs = x.shape(), ws = w.shape();
+  size_t dims = ws.size() - 2;
+  int64_t bs = xs[0], cin = ws[1], cout = ws[0], rcout = cout / groups;
+  Shape k(ws.begin() + 2, ws.end());
+  Shape padded = xs;
+  for (size_t j = 0; j < dims; j++) padded[2 + j] += pads[j].first + pads[j].second;
+  for (size_t j = 0; j < dims; j++)
+    if (padded[2 + j] < dil[j] * (k[j] - 1) + 1)
+      throw Error(op + ": kernel " + fmt_shape(ws) + " with dilation " + fmt_vec(dil) + " is larger than the input " +
+                  fmt_shape(xs) + " padded to " + fmt_shape(padded));
+  if (dims == 2)
+    if (auto flat = flat_window_conv2d(x, w, pads, groups, stride, dil))
+      return bias ? *flat + bias_of(op, *bias, cout, dims) : *flat;
+  Tensor p = pool(pad_const(x, pads, 0), k, stride, dil);  // (bs, cin*groups, *o, *k)
+  Shape ps = p.shape();
+  int64_t macs = cout;
+  for (int64_t s : ps) macs *= s;
+  std::optional<Tensor> packed;
+  if (x.dtype() == dtypes::float32 && x.device() == "CPU") packed = cpu_packed_conv_weight(w, groups, macs);
+  const Tensor wk = packed.value_or(w);
+  // A wide pad (an input gradient's: k-1 on each side) is copied out with its zeros: masked loads cost more
+  // than the copy once the pad adds a quarter of the input (dx of conv 512x32x24x24 -> 32, 5x5: 117 -> 73 ms;
+  // a 3x3 pad-1 conv on 56x56 kept its masks: 2.9 ms against 3.9 with the copy).
+  if (packed && prod(padded) * 4 >= prod(xs) * 5) p = pool(pad_const(x, pads, 0).contiguous(), k, stride, dil);
+  Shape o(ps.begin() + 2, ps.begin() + 2 + int64_t(dims));
+
+  // (bs, groups, cin, 1, *o, *k) -> expand rcout -> (bs, groups, rcout, *o, cin, *k); weight broadcasts over o.
+  Shape r = {bs, groups, cin, 1}, e = {bs, groups, cin, rcout}, wr = {1, groups, rcout};
+  r.insert(r.end(), o.begin(), o.end());
+  r.insert(r.end(), k.begin(), k.end());
+  e.insert(e.end(), o.begin(), o.end());
+  e.insert(e.end(), k.begin(), k.end());
+  std::vector<int64_t> order = {0, 1, 3};
+  for (size_t j = 0; j < dims; j++) order.push_back(int64_t(4 + j));
+  order.push_back(2);
+  for (size_t j = 0; j < dims; j++) order.push_back(int64_t(4 + dims + j));
+  wr.insert(wr.end(), dims, 1);
+  wr.push_back(cin);
+  wr.insert(wr.end(), k.begin(), k.end());
+  Tensor win = p.reshape(r).expand(e).permute(order);
+  std::vector<int64_t> red;
+  for (size_t j = 0; j <= dims; j++) red.push_back(-1 - int64_t(j));
+  Shape out = {bs, cout};
+  out.insert(out.end(), o.begin(), o.end());
+  Tensor ret = (win * wk.reshape(wr)).sum(red).reshape(out);
+  bool cut = false;
+  for (auto [b, e] : pads) cut |= b < 0 || e < 0;
+  if (!cut) set_conv_gradient(ret, x, w, groups, stride, dil, pads);  // conv_grad.cpp: convs, not a fold
+  return bias ? ret + bias_of(op, *bias, cout, dims) : ret;
+}
+
+void check_conv_shapes(const std::string& op, const Tensor& x, const Tensor& w, int64_t groups) {
+  Shape xs = x.shape(), ws = w.shape();
+  if (ws.size() < 3 || xs.size() != ws.size())
+    throw Error(op + ": input " + fmt_shape(xs) + " and weight " + fmt_shape(ws) +
+                " need the same rank >= 3: (N, C, *spatial) and (C_out, C_in/groups, *kernel)");
+  if (groups < 1) throw Error(op + ": groups must be >= 1, got " + std::to_string(groups));
+}
+
+// Per-dim host index data for interpolate's gathers, as an int32 (out,) tensor on `device`.
+Tensor index_tensor(const std::vector<int32_t>& idx, const std::string& device) {
+  return Tensor(idx, {int64_t(idx.size())}, {.device = device});
+}
+
+// out[..., o, ...] = x[..., idx[o], ...] along `axis`: a where over a one-hot (out, in) mask and a sum, one
+// fused reduce (tinygrad's gather does the same).
+Tensor take_along(const Tensor& x, int64_t axis, const std::vector<int32_t>& idx) {
+  Shape s = x.shape();
+  int64_t in = s[size_t(axis)], out = int64_t(idx.size());
+  bool identity = in == out;
+  for (int64_t j = 0; identity && j < out; j++) identity = idx[size_t(j)] == j;
+  if (identity) return x;
+  size_t rest = s.size() - size_t(axis) - 1;
+  Shape ms = {out, in};
+  ms.insert(ms.end(), rest, 1);
+  Tensor mask = index_tensor(idx, x.device()).reshape({out, 1}) ==
+                Tensor::arange(in, {.device = x.device()}).reshape({1, in});
+  Shape xs = s;
+  xs.insert(xs.begin() + axis, 1);  // (..., 1, in, rest...)
+  return mask.reshape(ms).where(x.reshape(xs), 0).sum(axis + 1).cast(x.dtype());
+}
+
+}  // namespace
 
 // Pad the last pads.size() dims with `value`; negative amounts cut instead (conv_transpose2d makes those).
 Tensor pad_const(const Tensor& x, const PadArg& pads, double value) {
@@ -133,95 +233,6 @@ Tensor pool(const Tensor& x, const Shape& k, const std::vector<int64_t>& stride,
   for (size_t j = 0; j < nk; j++) order.push_back(int64_t(lead + 2 * j));
   return t.permute(order);
 }
-
-// A conv's bias (cout,) shaped to broadcast over (bs, cout, *spatial).
-Tensor bias_of(const std::string& op, const Tensor& bias, int64_t cout, size_t dims) {
-  if (bias.shape() != Shape{cout})
-    throw Error(op + ": bias " + fmt_shape(bias.shape()) + " does not match " + std::to_string(cout) +
-                " output channels (expected " + fmt_shape({cout}) + ")");
-  Shape bshape = {1, cout};
-  bshape.insert(bshape.end(), dims, 1);
-  return bias.reshape(bshape);
-}
-
-// The N-d convolution behind conv2d and conv_transpose2d; `pads` is (before, after) per spatial dim, and may be
-// negative.
-Tensor conv(const std::string& op, const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias,
-            int64_t groups, const std::vector<int64_t>& stride, const std::vector<int64_t>& dil, const PadArg& pads) {
-  Shape xs = x.shape(), ws = w.shape();
-  size_t dims = ws.size() - 2;
-  int64_t bs = xs[0], cin = ws[1], cout = ws[0], rcout = cout / groups;
-  Shape k(ws.begin() + 2, ws.end());
-  Shape padded = xs;
-  for (size_t j = 0; j < dims; j++) padded[2 + j] += pads[j].first + pads[j].second;
-  for (size_t j = 0; j < dims; j++)
-    if (padded[2 + j] < dil[j] * (k[j] - 1) + 1)
-      throw Error(op + ": kernel " + fmt_shape(ws) + " with dilation " + fmt_vec(dil) + " is larger than the input " +
-                  fmt_shape(xs) + " padded to " + fmt_shape(padded));
-  if (dims == 2)
-    if (auto flat = flat_window_conv2d(x, w, pads, groups, stride, dil))
-      return bias ? *flat + bias_of(op, *bias, cout, dims) : *flat;
-  Tensor p = pool(pad_const(x, pads, 0), k, stride, dil);  // (bs, cin*groups, *o, *k)
-  Shape ps = p.shape();
-  int64_t macs = cout;
-  for (int64_t s : ps) macs *= s;
-  const Tensor wk = x.dtype() == dtypes::float32 && x.device() == "CPU" ? cpu_packed_conv_weight(w, groups, macs).value_or(w) : w;
-  Shape o(ps.begin() + 2, ps.begin() + 2 + int64_t(dims));
-
-  // (bs, groups, cin, 1, *o, *k) -> expand rcout -> (bs, groups, rcout, *o, cin, *k); weight broadcasts over o.
-  Shape r = {bs, groups, cin, 1}, e = {bs, groups, cin, rcout}, wr = {1, groups, rcout};
-  r.insert(r.end(), o.begin(), o.end());
-  r.insert(r.end(), k.begin(), k.end());
-  e.insert(e.end(), o.begin(), o.end());
-  e.insert(e.end(), k.begin(), k.end());
-  std::vector<int64_t> order = {0, 1, 3};
-  for (size_t j = 0; j < dims; j++) order.push_back(int64_t(4 + j));
-  order.push_back(2);
-  for (size_t j = 0; j < dims; j++) order.push_back(int64_t(4 + dims + j));
-  wr.insert(wr.end(), dims, 1);
-  wr.push_back(cin);
-  wr.insert(wr.end(), k.begin(), k.end());
-  Tensor win = p.reshape(r).expand(e).permute(order);
-  std::vector<int64_t> red;
-  for (size_t j = 0; j <= dims; j++) red.push_back(-1 - int64_t(j));
-  Shape out = {bs, cout};
-  out.insert(out.end(), o.begin(), o.end());
-  Tensor ret = (win * wk.reshape(wr)).sum(red).reshape(out);
-  return bias ? ret + bias_of(op, *bias, cout, dims) : ret;
-}
-
-void check_conv_shapes(const std::string& op, const Tensor& x, const Tensor& w, int64_t groups) {
-  Shape xs = x.shape(), ws = w.shape();
-  if (ws.size() < 3 || xs.size() != ws.size())
-    throw Error(op + ": input " + fmt_shape(xs) + " and weight " + fmt_shape(ws) +
-                " need the same rank >= 3: (N, C, *spatial) and (C_out, C_in/groups, *kernel)");
-  if (groups < 1) throw Error(op + ": groups must be >= 1, got " + std::to_string(groups));
-}
-
-// Per-dim host index data for interpolate's gathers, as an int32 (out,) tensor on `device`.
-Tensor index_tensor(const std::vector<int32_t>& idx, const std::string& device) {
-  return Tensor(idx, {int64_t(idx.size())}, {.device = device});
-}
-
-// out[..., o, ...] = x[..., idx[o], ...] along `axis`: a where over a one-hot (out, in) mask and a sum, one
-// fused reduce (tinygrad's gather does the same).
-Tensor take_along(const Tensor& x, int64_t axis, const std::vector<int32_t>& idx) {
-  Shape s = x.shape();
-  int64_t in = s[size_t(axis)], out = int64_t(idx.size());
-  bool identity = in == out;
-  for (int64_t j = 0; identity && j < out; j++) identity = idx[size_t(j)] == j;
-  if (identity) return x;
-  size_t rest = s.size() - size_t(axis) - 1;
-  Shape ms = {out, in};
-  ms.insert(ms.end(), rest, 1);
-  Tensor mask = index_tensor(idx, x.device()).reshape({out, 1}) ==
-                Tensor::arange(in, {.device = x.device()}).reshape({1, in});
-  Shape xs = s;
-  xs.insert(xs.begin() + axis, 1);  // (..., 1, in, rest...)
-  return mask.reshape(ms).where(x.reshape(xs), 0).sum(axis + 1).cast(x.dtype());
-}
-
-}  // namespace
 
 Tensor Tensor::linear(const Tensor& weight, const std::optional<Tensor>& bias) const {
   Shape ws = weight.shape(), xs = shape();

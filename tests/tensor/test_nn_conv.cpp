@@ -487,3 +487,99 @@ TEST(NNConv, GradLinearAndInterpolate) {
   tgtest::expect_grad_close_random([](const std::vector<Tensor>& t) { return t[0].interpolate({5, 3}); },
                                    {{1, 3, 4}}, 18);
 }
+
+// ---- the conv's hand-written gradient (src/tensor/conv_grad.cpp) against loops ----
+
+namespace {
+
+// d(sum(conv(x, w) * dy))/dx and /dw by the loops of conv_ref: each product x[pos] * w[k] sends dy * w to
+// dx[pos] and dy * x to dw[k].
+void conv_grad_ref(const ConvCase& c, const std::vector<float>& x, const std::vector<float>& w,
+                   const std::vector<float>& dy, const Idx& os, Vec* dx, Vec* dw) {
+  size_t D = c.w.size() - 2;
+  int64_t cin = c.w[1], rcout = c.w[0] / c.groups;
+  dx->assign(size_t(numel(c.x)), 0);
+  dw->assign(size_t(numel(c.w)), 0);
+  Idx ks(c.w.begin() + 2, c.w.end());
+  for_each(os, [&](const Idx& o) {
+    double g = dy[size_t(flat(o, os))];
+    for (int64_t ci = 0; ci < cin; ci++)
+      for_each(ks, [&](const Idx& k) {
+        Idx xi = {o[0], o[1] / rcout * cin + ci};
+        for (size_t j = 0; j < D; j++) {
+          int64_t p = o[2 + j] * c.stride[j] + k[j] * c.dil[j] - c.pads[j].first;
+          if (p < 0 || p >= c.x[2 + j]) return;
+          xi.push_back(p);
+        }
+        Idx wi = {o[1], ci};
+        wi.insert(wi.end(), k.begin(), k.end());
+        size_t xf = size_t(flat(xi, c.x)), wf = size_t(flat(wi, c.w));
+        (*dx)[xf] += g * w[wf];
+        (*dw)[wf] += g * x[xf];
+      });
+  });
+}
+
+void expect_conv_grads_match_loops(const std::vector<ConvCase>& cases, unsigned seed, double tol = 1e-3) {
+  for (const ConvCase& c : cases) {
+    auto x = random_floats(size_t(numel(c.x)), seed++), w = random_floats(size_t(numel(c.w)), seed++);
+    Idx os;
+    conv_ref(c, x, w, std::vector<float>(size_t(c.w[0])), &os);  // (for the output shape)
+    auto dy = random_floats(size_t(numel(os)), seed++);
+    Vec want_dx, want_dw;
+    conv_grad_ref(c, x, w, dy, os, &want_dx, &want_dw);
+    Tensor tx(x, c.x), tw(w, c.w);
+    tx.requires_grad_(true);
+    tw.requires_grad_(true);
+    Tensor out = tx.conv2d(tw, std::nullopt, c.groups, c.stride, c.dil, padding_arg(c));
+    auto g = (out * Tensor(dy, os)).sum().gradient({tx, tw});
+    expect_close(g[0].tolist<float>(), want_dx, tol, "dx " + describe(c));
+    expect_close(g[1].tolist<float>(), want_dw, tol, "dw " + describe(c));
+  }
+}
+
+}  // namespace
+
+TEST(NNConv, GradientsMatchLoops) {
+  expect_conv_grads_match_loops(kConvCases, 200);
+  std::vector<ConvCase> more = {
+      {{2, 3, 11}, {4, 3, 3}, 1, {2}, {1}, {{1, 1}}, false},                                          // 1-D
+      {{1, 2, 5, 4, 6}, {3, 2, 2, 3, 2}, 1, {1, 1, 2}, {1, 1, 1}, {{1, 1}, {0, 0}, {1, 1}}, false},  // 3-D
+      {{1, 2, 7, 7}, {2, 2, 3, 3}, 1, {2, 2}, {1, 1}, {{0, 0}, {0, 0}}, false},  // the last row is never read
+      {{1, 2, 6, 6}, {2, 2, 1, 1}, 1, {1, 1}, {1, 1}, {{3, 3}, {3, 3}}, false},  // pad past the kernel
+  };
+  expect_conv_grads_match_loops(more, 300);
+}
+
+TEST(NNConv, GradientsOfLargeConvsMatchLoops) {
+  // The CPU's fast paths: weights packed (32 output channels, past 2^20 products), the input gradient's wide
+  // pad copied out, and the weight gradient summed over chunks of the batch (4 images of 32x32x32 floats of
+  // output gradient: chunks of 2).
+  std::vector<ConvCase> cases = {
+      {{4, 2, 36, 36}, {32, 2, 5, 5}, 1, {1, 1}, {1, 1}, {{0, 0}, {0, 0}}, false},
+      {{4, 16, 12, 12}, {32, 16, 3, 3}, 1, {1, 1}, {1, 1}, {{1, 1}, {1, 1}}, false},
+  };
+  expect_conv_grads_match_loops(cases, 400, 5e-3);
+}
+
+TEST(NNConv, GradientReachesANodeInsideTheConv) {
+  // The conv's own graph pads x; the same pad built by hand is the same node, and a gradient asked for it
+  // must come through the conv's windows (the hand-written gradient skips those nodes, so it steps aside).
+  ConvCase c{{1, 2, 4, 4}, {3, 2, 3, 3}, 1, {1, 1}, {1, 1}, {{1, 1}, {1, 1}}, false};
+  auto x = random_floats(size_t(numel(c.x)), 500), w = random_floats(size_t(numel(c.w)), 501);
+  Tensor tx(x, c.x), tw(w, c.w);
+  Tensor padded = tx.pad({{0, 0}, {0, 0}, {1, 1}, {1, 1}});
+  Tensor out = tx.conv2d(tw, std::nullopt, 1, {1}, {1}, {1});
+  auto g = out.sum().gradient({padded});
+  // d(sum)/d(padded[b, ci, i, j]) = sum over outputs whose window covers (i, j) of w[co, ci, i - oy, j - ox]
+  Vec want(2 * 6 * 6, 0);
+  for (int64_t ci = 0; ci < 2; ci++)
+    for (int64_t i = 0; i < 6; i++)
+      for (int64_t j = 0; j < 6; j++)
+        for (int64_t oy = 0; oy < 4; oy++)
+          for (int64_t ox = 0; ox < 4; ox++)
+            if (i - oy >= 0 && i - oy < 3 && j - ox >= 0 && j - ox < 3)
+              for (int64_t co = 0; co < 3; co++)
+                want[size_t((ci * 6 + i) * 6 + j)] += w[size_t(((co * 2 + ci) * 3 + (i - oy)) * 3 + (j - ox))];
+  expect_close(g[0].tolist<float>(), want, 1e-4, "gradient at the padded input");
+}

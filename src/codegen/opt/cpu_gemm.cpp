@@ -10,6 +10,7 @@
 // large matmul, B arrives packed in 32-column panels (tensor/matmul_pack.cpp): one contiguous stream per
 // panel, which the hardware prefetcher follows. Threads split the outermost output loop.
 #include <algorithm>
+#include <tuple>
 
 #include "codegen/kernel.h"
 #include "helpers/env.h"
@@ -45,13 +46,28 @@ bool Kernel::cpu_gemm_opts(const std::function<bool(const Opt&)>& try_opt) {
         return d;
     return -1;
   };
-  int contiguous = 2;
-  if (along(ib, ia, 2) < 0) std::swap(ia, ib);
-  if (along(ib, ia, 2) < 0) contiguous = 1;
-  if (contiguous == 1 && along(ib, ia, 1) < 0) std::swap(ia, ib);
+  // The orientation: which load is B (vectors along N) and whether C is contiguous along N too. The widest
+  // vector wins, then a contiguous C: a 5x5 conv's 20-wide output rows take float4 vectors along x, while its
+  // weights, packed output-channel-last, give 16-float vectors along 32 output channels (conv 512x32x24x24 ->
+  // 32, 5x5: 109 GFLOPS with the rows, see the commit for the channels).
+  auto vector_floats = [&](int d) {
+    int64_t vw = host_vector_floats(), n = full_shape_[size_t(d)];
+    while (vw > 4 && n % vw != 0) vw /= 2;
+    return n % vw == 0 ? vw : 0;
+  };
+  int contiguous = 0;
+  int64_t vw = 0;
+  for (auto [a, b] : {std::pair{ia, ib}, std::pair{ib, ia}})
+    for (int c : {2, 1}) {
+      int n = along(b, a, c);
+      if (n < 0 || along(a, b, 0) < 0) continue;
+      if (int64_t w = vector_floats(n); w > vw || (w == vw && w > 0 && c > contiguous)) {
+        std::tie(ia, ib, contiguous, vw) = std::tuple{a, b, c, w};
+      }
+    }
+  if (contiguous == 0) return false;
   // (UPCAST and UNROLL add dims after the output loops: mi and ni stay the loops' indices)
   const int mi = along(ia, ib, 0), ni = along(ib, ia, contiguous);
-  if (mi < 0 || ni < 0) return false;
   // CPU_GEMM_TILE=um,nv,uk for tuning: um values along M, nv vectors along N, the reduce unrolled by uk.
   // Defaults: 4 rows for a matmul (2048^3 on 2 threads: 4,2,2 218-225 GFLOPS, 8,2,2 134); 8 output x for a conv
   // whose output is strided along N, where the tile's weights come from L2 (2 threads: 8,2,2 170-174, 4,2,2
@@ -60,12 +76,11 @@ bool Kernel::cpu_gemm_opts(const std::function<bool(const Opt&)>& try_opt) {
   const int64_t M = full_shape_[size_t(mi)], N = full_shape_[size_t(ni)], K = full_shape_[size_t(fr + nred - 1)];
   int64_t macs = 1;
   for (int64_t s : full_shape_) macs *= s;
-  int64_t vw = host_vector_floats();
-  while (vw > 4 && N % vw != 0) vw /= 2;
   int64_t um = t[0], nv = t[1], uk = t[2];
   // the largest tile that divides the dims (odd sizes keep smaller tiles, or fall back to the heuristic)
   while (um > 1 && M % um != 0) um--;
   while (nv > 1 && N % (vw * nv) != 0) nv--;
+  if (um < 2 && M * nv <= 16) um = M;  // a short prime dim (a 5-wide kernel's taps in a weight gradient) whole
   if (N % vw != 0 || um < 2 || macs < (int64_t(1) << 18)) return false;
   // A small tile (a 56-wide conv row against x takes one vector): 2 or 4 rows of B's other output dim.
   std::vector<std::pair<int, int64_t>> ups = {{ni, vw}, {ni, nv}, {mi, um}};
