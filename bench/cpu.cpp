@@ -5,8 +5,10 @@
 //
 //   bench/cpu [reps] [filter]      THREADS=n: our threads and the peers' (default: the machine's cores);
 //                                  PYTHON=path: the python that runs the peers (default python3); PEERS=0 skips
-//                                  them. For numpy with OpenBLAS, give a python whose numpy bundles it (a pip
-//                                  wheel); Debian's links the reference BLAS. BENCH_MIN=1: our fastest run
+//                                  them; TINYGRAD=1 adds upstream tinygrad with BEAM=2 (TINYGRAD_BEAM=n; its
+//                                  search takes minutes the first time). For numpy with OpenBLAS, give a python
+//                                  whose numpy bundles it (a pip wheel); Debian's links the reference BLAS.
+//                                  BENCH_MIN=1: our fastest run
 //                                  instead of the median (comparing builds on a busy machine). Never fails on time.
 #include <algorithm>
 #include <chrono>
@@ -155,15 +157,15 @@ int main(int argc, char** argv) {
   double beam_s = 0;
   if (filter.empty() || filter == "beam") beam_s = beam_row(reps);
   for (auto& [name, s] : peer_seconds(reps, threads)) peers[name] = peers.count(name) ? std::min(peers[name], s) : s;
-  std::printf("%-14s %10s %10s %10s %8s %10s %8s %10s\n", "work", "unit", "tg.cpp", "numpy", "tg/np", "torch",
-              "tg/torch", "tg ms");
+  std::printf("%-14s %10s %10s %10s %8s %10s %8s %10s %10s %8s\n", "work", "unit", "tg.cpp", "numpy", "tg/np", "torch",
+              "tg/torch", "tg ms", "tinygrad", "tg/tiny");
   for (auto& [r, t] : ours) {
     auto rate = [&](double s) { return s > 0 ? (r->flops > 0 ? r->flops : r->bytes) / s / 1e9 : 0.0; };
-    double np = peers.count("numpy " + r->name) ? peers["numpy " + r->name] : 0;
-    double tc = peers.count("torch " + r->name) ? peers["torch " + r->name] : 0;
-    std::printf("%-14s %10s %10.1f %10.1f %7.2fx %10.1f %7.2fx %10.3f\n", r->name.c_str(),
+    auto peer = [&](const std::string& p) { return peers.count(p + " " + r->name) ? peers[p + " " + r->name] : 0.0; };
+    const double np = peer("numpy"), tc = peer("torch"), ti = peer("tinygrad");
+    std::printf("%-14s %10s %10.1f %10.1f %7.2fx %10.1f %7.2fx %10.3f %10.1f %7.2fx\n", r->name.c_str(),
                 r->flops > 0 ? "GFLOPS" : "GB/s", rate(t), rate(np), np > 0 ? np / t : 0.0, rate(tc),
-                tc > 0 ? tc / t : 0.0, t * 1e3);
+                tc > 0 ? tc / t : 0.0, t * 1e3, rate(ti), ti > 0 ? ti / t : 0.0);
   }
   if (beam_s > 0) {
     const double np = peers.count("numpy sgemm 1024") ? peers["numpy sgemm 1024"] : 0;

@@ -1,10 +1,15 @@
 #!/usr/bin/env python3
-"""numpy's and torch's figures for bench/cpu: the same work on the CPU, wall time, median of `reps` runs.
+"""numpy's, torch's and (TINYGRAD=1) upstream tinygrad's figures for bench/cpu: the same work on the CPU, wall
+time, median of `reps` runs.
 
-Prints "peer name<TAB>seconds" lines (names match bench/cpu.cpp's rows; peer is numpy or torch) and "info<TAB>..."
-lines naming the BLAS and thread counts. A peer that does not import is skipped quietly.
+Prints "peer name<TAB>seconds" lines (names match bench/cpu.cpp's rows; peer is numpy, torch or tinygrad) and
+"info<TAB>..." lines naming the BLAS and thread counts. A peer that does not import is skipped quietly.
+Upstream tinygrad runs only with TINYGRAD=1 (pip install tinygrad), on its CPU device with BEAM=TINYGRAD_BEAM
+(default 2): its search runs in the warm-up call (about 90 s for the 1024 matmul here, then cached in its own
+cache database), so the timed runs see the searched kernels.
 Usage: python3 bench/cpu_peers.py [reps] [threads]
 """
+import os
 import sys
 import time
 
@@ -68,3 +73,23 @@ try:
     report("torch", "sum 16M", lambda: s.sum())
 except ImportError:
   pass
+
+if os.environ.get("TINYGRAD") == "1":
+  os.environ["BEAM"] = os.environ.get("TINYGRAD_BEAM", "2")
+  os.environ.setdefault("DEV", "CPU")
+  try:
+    import tinygrad
+    from tinygrad import Tensor, Device
+    print(f"info\ttinygrad {getattr(tinygrad, '__version__', '')} on {Device.DEFAULT}, BEAM={os.environ['BEAM']}",
+          flush=True)
+    for n in (1024, 2048):
+      ta, tb = Tensor.randn(n, n).realize(), Tensor.randn(n, n).realize()
+      report("tinygrad", f"sgemm {n}", lambda: (ta @ tb).realize())
+    tx, tw = Tensor.randn(8, 32, 56, 56).realize(), Tensor.randn(32, 32, 3, 3).realize()
+    report("tinygrad", "conv2d 3x3", lambda: tx.conv2d(tw, padding=1).realize())
+    ty = Tensor.randn(4096, 4096).realize()
+    report("tinygrad", "softmax 4096", lambda: ty.softmax(-1).realize())
+    ts = Tensor.rand(1 << 24).realize()
+    report("tinygrad", "sum 16M", lambda: ts.sum().realize())
+  except ImportError:
+    pass

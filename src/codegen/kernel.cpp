@@ -247,6 +247,7 @@ void Kernel::apply_opt(const Opt& opt) {
     return;
   }
   if (opt.op == OptOps::TC) return apply_tc(opt);
+  if (opt.op == OptOps::PADTO) return apply_padto(opt);
   if (tc_ && (opt.op == OptOps::GROUP || opt.op == OptOps::GROUPTOP || opt.op == OptOps::THREAD))
     fail("a kernel with a tensor core takes no GROUP or THREAD");
   if (opt.op == OptOps::UNROLL || opt.op == OptOps::GROUP || opt.op == OptOps::GROUPTOP) d = first_reduce() + opt.axis;

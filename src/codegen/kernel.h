@@ -81,6 +81,7 @@ class Kernel {
   //   UPCAST, THREAD, LOCAL: an index into full_shape() that must be a LOOP dim.
   //   UNROLL, GROUP, GROUPTOP: the n-th reduce dim (axis 0 is full_shape()[first_reduce()]).
   //   SWAP: exchanges the LOOP dims `axis` and `amount` (the order of the output loops).
+  //   PADTO: an index into full_shape() (a LOOP or REDUCE dim), padded up to a multiple of `amount`.
   // amount 0 means the whole dim. THREAD splits the dim as (amount, size/amount): thread t takes the
   // t-th contiguous chunk. Throws KernelOptError (the kernel is unchanged) when the opt does not apply.
   void apply_opt(const Opt& opt);
@@ -126,6 +127,8 @@ class Kernel {
   // OptOps.TC (codegen/opt/tensor_cores.cpp): the matmul's M, N, K dims split into a warp's lanes and registers,
   // A's and B's views swizzled to the tensor core's register layout. Throws KernelOptError when it does not apply.
   void apply_tc(const Opt& opt);
+  // OptOps.PADTO (codegen/opt/padto.cpp): pad dim `axis` of every view up to a multiple of `amount`.
+  void apply_padto(const Opt& opt);
   // Stride of dim d in tracker i's last view (0 for broadcast dims), or nullopt when masked/multi-view
   // makes it not a plain stride.
   int64_t stride_of(size_t i, int d) const;

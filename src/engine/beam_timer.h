@@ -13,6 +13,11 @@
 
 namespace tg {
 
+// The launch a GPU candidate is timed with: its grid halved, largest dim first, down to 65536 blocks; `scale` is
+// the ratio of the blocks, by which its time is multiplied. The smaller grid's blocks are a subset of the full
+// one's, so every access stays inside the bounds proven for the full grid. A spec without a grid is unchanged.
+ProgramSpec reduced_grid(const ProgramSpec& spec, double& scale);
+
 class CandidateBench {
  public:
   // Allocates one buffer per parameter of `ast` (sized from the AST's views: what the kernel may touch), the

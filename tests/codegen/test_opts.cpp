@@ -277,3 +277,41 @@ TEST(GpuHeuristics, TransposeLanesRunAlongTheInput) {
   ASSERT_GE(k.vector_dim(), 0);
   EXPECT_EQ(k.last_view_stride(0, k.vector_dim()), 1) << "the output's channels stay a vector";
 }
+
+TEST(Opts, PadToAwkwardSizes) {
+  // A 30 x 30 @ 30 x 20 matmul: PADTO rounds the dims up so the upcasts of a 32-wide tile apply; the padded
+  // outputs are never stored (the sentinel check in run_with) and the padded products add 0.
+  Graph g = [](const std::string& d) { return matmul_graph(d, 30, 30, 20); };
+  ASSERT_EQ(shape_of(last_kernel(g, "CPU"), "CPU"), (tg::Shape{30, 20, 30}));
+  check_opts(g, {
+                    {{OptOps::PADTO, 0, 32}},
+                    {{OptOps::PADTO, 0, 32}, {OptOps::UPCAST, 0, 8}},
+                    {{OptOps::PADTO, 1, 32}, {OptOps::UPCAST, 1, 16}, {OptOps::PADTO, 0, 32}, {OptOps::UPCAST, 0, 4}},
+                    {{OptOps::PADTO, 2, 32}, {OptOps::UNROLL, 0, 8}},  // the reduce dim: a sum of products
+                    {{OptOps::PADTO, 2, 8}, {OptOps::UNROLL, 0, 4}, {OptOps::THREAD, 0, 2}},
+                });
+  // a sum of x + 1 pads its reduce dim: the viewed const reads 0 in the padding too
+  Graph plus_one = [](const std::string& d) { return (ints({6, 30}, 12, d) + 1.0f).sum(1); };
+  check_opts(plus_one, {{{OptOps::PADTO, 1, 32}, {OptOps::UNROLL, 0, 16}}, {{OptOps::PADTO, 0, 8}}});
+}
+
+TEST(Opts, PadToRefusesWhatPaddingWouldChange) {
+  auto kernel_of = [](const Graph& g) {
+    KernelUnderTest k = last_kernel(g, "CPU");
+    return tg::Kernel(k.item.ast, tg::get_device("CPU").renderer());
+  };
+  // a max, and a sum of exp(x) (exp(0) = 1 in the padding), may not pad their reduce dims; their output loops may
+  tg::Kernel mx = kernel_of([](const std::string& d) { return ints({6, 30}, 13, d).max(1); });
+  EXPECT_THROW(mx.apply_opt({OptOps::PADTO, 1, 32}), tg::KernelOptError);
+  mx.apply_opt({OptOps::PADTO, 0, 8});
+  EXPECT_EQ(mx.full_shape(), (tg::Shape{8, 30}));
+  tg::Kernel ex = kernel_of([](const std::string& d) { return ints({6, 30}, 14, d).exp().sum(1); });
+  EXPECT_THROW(ex.apply_opt({OptOps::PADTO, 1, 32}), tg::KernelOptError);
+  // nothing to pad, more than quadruple the work, an upcast dim
+  tg::Kernel mm = kernel_of([](const std::string& d) { return matmul_graph(d, 16, 24, 32); });
+  EXPECT_THROW(mm.apply_opt({OptOps::PADTO, 0, 16}), tg::KernelOptError);
+  EXPECT_THROW(mm.apply_opt({OptOps::PADTO, 2, 128}), tg::KernelOptError);
+  mm.apply_opt({OptOps::UPCAST, 1, 4});
+  EXPECT_THROW(mm.apply_opt({OptOps::PADTO, 3, 8}), tg::KernelOptError);
+  EXPECT_EQ(mm.full_shape(), (tg::Shape{16, 8, 24, 4}));
+}

@@ -147,3 +147,22 @@ TEST(BeamBench, TrustsTheHandCodedKernel) {
   EXPECT_TRUE(std::isfinite(trusting.time({k}, 1e9).at(0)));
   EXPECT_EQ(trusting.unproven(), 0u);
 }
+
+TEST(BeamBench, LargeGridsAreTimedOnAPartAndScaled) {
+  tg::ProgramSpec spec;
+  spec.global_size = {1024, 512, 3};  // 1572864 blocks
+  double scale = 0;
+  tg::ProgramSpec r = tg::reduced_grid(spec, scale);
+  int64_t blocks = r.global_size[0] * r.global_size[1] * r.global_size[2];
+  EXPECT_LE(blocks, 65536);
+  EXPECT_GT(blocks, 65536 / 2);  // halved only as far as needed
+  EXPECT_DOUBLE_EQ(scale, 1572864.0 / double(blocks));
+  for (size_t i = 0; i < 3; i++) EXPECT_LE(r.global_size[i], spec.global_size[i]);  // a subset of the full grid
+  // a small grid, and a spec without one (CPU), are timed as they are
+  spec.global_size = {256, 128, 1};
+  EXPECT_EQ(tg::reduced_grid(spec, scale).global_size, spec.global_size);
+  EXPECT_EQ(scale, 1.0);
+  spec.global_size.clear();
+  EXPECT_TRUE(tg::reduced_grid(spec, scale).global_size.empty());
+  EXPECT_EQ(scale, 1.0);
+}

@@ -19,6 +19,7 @@ constexpr int kLocalAmounts[] = {2, 3, 4, 8, 13, 16, 29, 32};
 constexpr int kGroupAmounts[] = {0, 4, 8, 16};
 constexpr int kGroupTopAmounts[] = {13, 16, 28, 29, 32, 49, 64, 256};
 constexpr int kThreadAmounts[] = {2, 3, 4, 5, 8, 12, 16, 24, 32, 64};
+constexpr int kPadTo = 32;
 
 // A new best must beat the old one by this fraction (tinygrad's BEAM_MIN_PROGRESS, made relative): smaller
 // gains are timing noise, and chasing them only makes the search longer.
@@ -102,6 +103,10 @@ std::vector<Opt> search_actions(const Kernel& k) {
     for (int e = d + 1; e < first_reduce; e++)
       if (is_loop(k, e)) out.push_back({OptOps::SWAP, d, e});
   }
+  // PADTO 32 (tinygrad's amount) on every output loop and reduce dim that is not a multiple of it already
+  for (int d = 0; d < first_reduce + n_reduce; d++)
+    if ((is_loop(k, d) || k.kinds()[size_t(d)] == AxisKind::REDUCE) && shape[size_t(d)] % kPadTo != 0)
+      out.push_back({OptOps::PADTO, d, int(kPadTo)});
   for (int a = 0; a < n_reduce; a++) {
     const int64_t size = shape[size_t(first_reduce + a)];
     add_amounts(out, OptOps::UNROLL, a, size, kUnrollAmounts, 1 << 30);

@@ -12,8 +12,8 @@
 namespace tg {
 
 // Every Opt the search tries on `k` (tinygrad's amounts, over the kernel's own axes), before checking that
-// it applies: UPCAST, UNROLL, LOCAL, GROUP, GROUPTOP, TC, SWAP, THREAD. PADTO and NOLOCALS are not in it:
-// Kernel::apply_opt does not implement them yet.
+// it applies: UPCAST, UNROLL, LOCAL, GROUP, GROUPTOP, TC, SWAP, THREAD, PADTO. NOLOCALS is not in it: a kernel
+// without LOCAL dims is already in the space (the search simply does not add them).
 std::vector<Opt> search_actions(const Kernel& k);
 
 // The kernels one action away from `k`: each applies one of search_actions(k) to a copy, keeping those where

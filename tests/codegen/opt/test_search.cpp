@@ -44,14 +44,14 @@ void expect_all_apply(const tg::UOpPtr& ast, const tg::Renderer& r, const std::v
 
 }  // namespace
 
-TEST(SearchActions, CpuMatmulHasUpcastUnrollSwapThread) {
+TEST(SearchActions, CpuMatmulHasUpcastUnrollSwapThreadPadTo) {
   tg::Context threads({{"THREADS", 2}});
   tg::ClangRenderer cpu;
   const tg::UOpPtr ast = last_ast(Tensor::empty({48, 36}).matmul(Tensor::empty({36, 40})));
   Kernel k(ast, cpu);
   const std::vector<Kernel> children = tg::kernel_actions(k);
   const std::set<OptOps> kinds = kinds_of(children);
-  for (OptOps op : {OptOps::UPCAST, OptOps::UNROLL, OptOps::SWAP, OptOps::THREAD})
+  for (OptOps op : {OptOps::UPCAST, OptOps::UNROLL, OptOps::SWAP, OptOps::THREAD, OptOps::PADTO})
     EXPECT_TRUE(kinds.count(op)) << int(op);
   // a CPU renderer has no workgroups or tensor cores
   for (OptOps op : {OptOps::LOCAL, OptOps::GROUP, OptOps::GROUPTOP, OptOps::TC})
