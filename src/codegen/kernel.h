@@ -133,6 +133,7 @@ class Kernel {
   // makes it not a plain stride.
   int64_t stride_of(size_t i, int d) const;
   bool is_expanded_in_some_load(int d) const;
+  bool tile_shares_loads(int d) const;  // codegen/opt/heuristic.cpp
   bool loads_stream_along_reduce(int vdim) const;  // codegen/opt/heuristic.cpp
   // hand_coded_optimizations on renderers with tensor cores: TC plus register tiles and warps for a matmul;
   // false (and no opt applied) when the kernel cannot take one or TC=0.

@@ -138,10 +138,13 @@ TEST(CpuGemm, ConvWeightsArePackedPastTheThreshold) {
   Tensor x = Tensor::rand({2, 16, 20, 20}, {.device = "CPU"}), w = Tensor::rand({32, 16, 3, 3}, {.device = "CPU"});
   x.realize();
   w.realize();
-  auto kernels = [&] { return tg::create_schedule({x.conv2d(w, std::nullopt, 1, {1}, {1}, {1}).uop()}).items.size(); };
-  const size_t packed = kernels();
+  auto kernels = [&](int64_t pad) {
+    return tg::create_schedule({x.conv2d(w, std::nullopt, 1, {1}, {1}, {pad}).uop()}).items.size();
+  };
+  const size_t packed = kernels(0), packed_padded = kernels(1);
   tg::Context ctx({{"CPU_PACK", 0}});
-  EXPECT_EQ(packed, kernels() + 1);  // the weights' copy
+  EXPECT_EQ(packed, kernels(0) + 1);         // the weights' copy
+  EXPECT_EQ(packed_padded, kernels(1) + 2);  // and the padded input's (no masked loads in the tile)
 }
 
 TEST(CpuGemm, BadTileKnobIsAnError) {

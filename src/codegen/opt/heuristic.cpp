@@ -7,6 +7,24 @@
 
 namespace tg {
 
+// Whether upcasting output dim d shares loads between accumulators: some load broadcast along d (the B of a
+// matmul along M) moves along a reduce dim, so each value it reads in a reduce step feeds every accumulator. A
+// load constant over the whole reduce (a BatchNorm's per-channel mean in its gradient) is read once per thread
+// anyway: upcasting for it only takes threads away (beautiful_mnist's BatchNorm partials ran on 4 blocks of an
+// H100 with 8 accumulators a thread).
+bool Kernel::tile_shares_loads(int d) const {
+  for (size_t i = 1; i < sts_.size(); i++) {
+    if (!is_load_[i] || stride_of(i, d) != 0) continue;
+    for (int r = first_reduce(); r < first_upcast(); r++)
+      if (full_shape_[size_t(r)] > 1 && stride_of(i, r) != 0) return true;
+  }
+  return false;
+}
+
+// Outputs below which a GPU reduce kernel has too few threads to fill the device with one thread per output
+// (an H100: 132 SMs x 2048 threads; a quarter of that already covers its memory latency).
+constexpr int64_t kFillThreads = 65536;
+
 void Kernel::group_gpu_reduce(const std::function<bool(const Opt&)>& try_opt) {
   int64_t outputs = 1;
   for (int d = 0; d < first_reduce(); d++) outputs *= full_shape_[size_t(d)];
@@ -48,7 +66,23 @@ void Kernel::group_gpu_reduce(const std::function<bool(const Opt&)>& try_opt) {
   // Few outputs along a strided reduce dim: threads of a workgroup still share the reduce.
   if (outputs <= 2048 && rsize >= 256)
     for (int amt : {256, 128, 64, 32, 16})
-      if (rsize % amt == 0 && try_opt({OptOps::GROUP, last, amt})) break;
+      if (rsize % amt == 0 && try_opt({OptOps::GROUP, last, amt})) return;
+  // Too few outputs to fill the GPU with one thread each, and short reduce dims: the workgroup shares whichever
+  // reduce dim takes the most threads (the innermost on a tie, for neighbouring reads). beautiful_mnist's
+  // BatchNorm gradients (64 channels over 512 images x 36 pixels) ran as one block of 64 threads, 4-5 ms each
+  // on an H100.
+  bool tile = false;  // a matmul keeps its register tile (reduce_register_tile)
+  for (int d = 0; d < first_reduce(); d++) tile |= kinds_[size_t(d)] == AxisKind::LOOP && tile_shares_loads(d);
+  if (outputs < kFillThreads && !tile) {
+    int best = -1, best_amt = 1;
+    for (int d = rd; d >= first_reduce(); d--)
+      for (int amt : {256, 128, 64, 32, 16, 8, 4, 2})
+        if (amt > best_amt && full_shape_[size_t(d)] % amt == 0) {
+          best = d, best_amt = amt;
+          break;
+        }
+    if (best >= 0) try_opt({OptOps::GROUP, best - first_reduce(), best_amt});
+  }
 }
 
 // Whether the loads a reduce streams run along its innermost reduce dim and none along output dim `vdim`
@@ -105,6 +139,8 @@ void Kernel::reduce_register_tile(const std::function<bool(const Opt&)>& try_opt
     std::pair<int, int64_t> best_key{1 << 30, 0};
     for (int d = 0; d < first_reduce(); d++) {
       if (kinds_[size_t(d)] != AxisKind::LOOP || !is_expanded_in_some_load(d)) continue;
+      // (On GPUs each accumulator is a thread fewer: only where a tile shares loads, see tile_shares_loads.)
+      if (renderer_.has_local() && !tile_shares_loads(d)) continue;
       for (int64_t amt : {4, 3, 2}) {
         if (full_shape_[size_t(d)] % amt != 0 || tile * amt > 8) continue;
         // fewest buffers that depend on the dim, then the smallest strides
