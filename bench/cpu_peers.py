@@ -78,10 +78,9 @@ if os.environ.get("TINYGRAD") == "1":
   os.environ["BEAM"] = os.environ.get("TINYGRAD_BEAM", "2")
   os.environ.setdefault("DEV", "CPU")
   try:
-    import tinygrad
+    from importlib.metadata import version
     from tinygrad import Tensor, Device
-    print(f"info\ttinygrad {getattr(tinygrad, '__version__', '')} on {Device.DEFAULT}, BEAM={os.environ['BEAM']}",
-          flush=True)
+    print(f"info\ttinygrad {version('tinygrad')} on {Device.DEFAULT}, BEAM={os.environ['BEAM']}", flush=True)
     for n in (1024, 2048):
       ta, tb = Tensor.randn(n, n).realize(), Tensor.randn(n, n).realize()
       report("tinygrad", f"sgemm {n}", lambda: (ta @ tb).realize())

@@ -8,7 +8,8 @@
 //        rate falls from LR to 0 along a half cosine over STEPS; default: constant), EVAL_EVERY (steps between
 //        test evaluations, 10; 0: only at the end), SEED (1337), GATHER=1 (sample the batch on the device,
 //        X_train[randint], as tinygrad does, instead of on the host), TARGET_EVAL_ACC_PCT (stop as soon as
-//        an evaluation reaches this test accuracy; exit 1 if the run ends below it).
+//        an evaluation reaches this test accuracy; exit 1 if the run ends below it), JIT=0 (run the step
+//        eagerly instead of replaying it under tg::TinyJit).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -92,6 +93,18 @@ int main(int argc, char** argv) {
     const char* target_env = std::getenv("TARGET_EVAL_ACC_PCT");
     const double target = target_env && *target_env ? std::atof(target_env) : 0.0;
 
+    // One training step, as tinygrad's @TinyJit train_step: the first calls run it, later ones replay its kernels
+    // with the new batch (JIT=0: every call runs it).
+    auto train_step = [&](const std::vector<Tensor>& in) {
+      nn::TrainingScope train;
+      opt.zero_grad();
+      Tensor l = model(in[0]).sparse_categorical_crossentropy(in[1]);
+      l.backward();
+      opt.step({l});  // the loss is realized in the step's schedule
+      return std::vector<Tensor>{l};
+    };
+    tg::TinyJit jit_step(train_step);
+
     std::vector<double> step_s;
     float test_acc = NAN, loss_value = NAN;
     long done = 0;
@@ -103,16 +116,14 @@ int main(int argc, char** argv) {
         Tensor samples = Tensor::randint({bs}, 0, X_train.shape()[0]);
         return {X_train[{samples}], Y_train[{samples}]};
       }();
-      if (decay == "cosine")  // lr is a tensor of the optimizer's graph: a new value recompiles nothing
-        opt.lr.assign(Tensor(std::vector<float>{float(lr * 0.5 * (1 + std::cos(M_PI * double(i) / double(steps))))}, {1}));
-      Tensor loss = [&] {
-        nn::TrainingScope train;
-        opt.zero_grad();
-        Tensor l = model(x).sparse_categorical_crossentropy(y);
-        l.backward();
-        opt.step({l});  // the loss is realized in the step's schedule
-        return l;
-      }();
+      // lr is a tensor of the optimizer's graph: a new value recompiles nothing. It is written before the step
+      // (realized here), so a replayed step reads the new value from lr's buffer.
+      if (decay == "cosine")
+        opt.lr.assign(Tensor(std::vector<float>{float(lr * 0.5 * (1 + std::cos(M_PI * double(i) / double(steps))))}, {1}))
+            .realize();
+      // Host-drawn batches go through the jitted step; a device-drawn one (GATHER=1) draws random numbers inside
+      // the step, which a replay would repeat, so it runs eagerly.
+      Tensor loss = gather ? train_step({x, y})[0] : jit_step({x, y})[0];
       step_s.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count());
       loss_value = loss.item<float>();
       if ((eval_every > 0 && i % eval_every == eval_every - 1) || i == steps - 1)
