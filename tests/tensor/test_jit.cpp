@@ -2,6 +2,8 @@
 // misuse tinygrad users hit silently is a tg::Error naming the input.
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include <string>
 
 #include "tg/context.h"
@@ -125,6 +127,19 @@ struct Net {
 };
 }  // namespace
 
+// One training step of `net` with `opt` (loss of in[0] against labels in[1], backward, step), returning the loss.
+template <class Net, class Optimizer>
+std::function<std::vector<Tensor>(const std::vector<Tensor>&)> training_step(Net& net, Optimizer& opt) {
+  return [&net, &opt](const std::vector<Tensor>& in) {
+    tg::nn::TrainingScope scope;
+    opt.zero_grad();
+    Tensor loss = net(in[0]).sparse_categorical_crossentropy(in[1]);
+    loss.backward();
+    opt.step({loss});
+    return std::vector<Tensor>{loss};
+  };
+}
+
 TEST(TinyJit, TrainingStepMatchesEager) {
   auto run = [](bool jitted) {
     Tensor::manual_seed(5);
@@ -132,14 +147,7 @@ TEST(TinyJit, TrainingStepMatchesEager) {
     tg::nn::optim::SGD opt(tg::nn::get_parameters(net), 0.05);
     Tensor x = Tensor::randn({4, 8}), y = Tensor::randint({4}, 0, 3);
     Tensor::realize_all({x, y});
-    auto step = [&](const std::vector<Tensor>& in) {
-      tg::nn::TrainingScope scope;
-      opt.zero_grad();
-      Tensor loss = net(in[0]).sparse_categorical_crossentropy(in[1]);
-      loss.backward();
-      opt.step({loss});
-      return std::vector<Tensor>{loss};
-    };
+    auto step = training_step(net, opt);
     TinyJit jit(step);
     std::vector<float> losses;
     for (int i = 0; i < 6; i++) losses.push_back((jitted ? jit({x, y}) : step({x, y}))[0].item<float>());
@@ -167,14 +175,7 @@ TEST(TinyJit, ConvBatchNormAdamStepWithAScheduledRateMatchesEager) {
     Tensor::manual_seed(7);
     ConvNet net;
     tg::nn::optim::Adam opt(tg::nn::get_parameters(net), 0.01);
-    auto step = [&](const std::vector<Tensor>& in) {
-      tg::nn::TrainingScope scope;
-      opt.zero_grad();
-      Tensor loss = net(in[0]).sparse_categorical_crossentropy(in[1]);
-      loss.backward();
-      opt.step({loss});
-      return std::vector<Tensor>{loss};
-    };
+    auto step = training_step(net, opt);
     TinyJit jit(step);
     std::vector<float> out;
     for (int i = 0; i < 6; i++) {

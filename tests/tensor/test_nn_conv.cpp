@@ -55,24 +55,25 @@ struct ConvCase {
   bool bias;
 };
 
-// out[n, co, *o] = b[co] + sum_{ci, *k} x[n, g*cin + ci, o*s + k*d - pB] * w[co, ci, *k]
-Vec conv_ref(const ConvCase& c, const std::vector<float>& x, const std::vector<float>& w,
-             const std::vector<float>& b, Idx* out_shape) {
-  size_t D = c.w.size() - 2;
-  int64_t cout = c.w[0], cin = c.w[1], rcout = cout / c.groups;
-  Idx os = {c.x[0], cout};
-  for (size_t j = 0; j < D; j++)
+// The output shape of a case.
+Idx conv_out_shape(const ConvCase& c) {
+  Idx os = {c.x[0], c.w[0]};
+  for (size_t j = 0; j + 2 < c.w.size(); j++)
     os.push_back((c.x[2 + j] + c.pads[j].first + c.pads[j].second - c.dil[j] * (c.w[2 + j] - 1) - 1) / c.stride[j] +
                  1);
-  *out_shape = os;
-  Vec out(size_t(numel(os)));
-  Idx ks(c.w.begin() + 2, c.w.end());
+  return os;
+}
+
+// Calls f(output flat index, x flat index, w flat index) for every product x[...] * w[...] of the conv, in the
+// order of a loop over outputs, then input channels, then kernel taps (taps in the padding skipped).
+void for_each_product(const ConvCase& c, const std::function<void(size_t, size_t, size_t)>& f) {
+  size_t D = c.w.size() - 2;
+  int64_t cin = c.w[1], rcout = c.w[0] / c.groups;
+  Idx os = conv_out_shape(c), ks(c.w.begin() + 2, c.w.end());
   for_each(os, [&](const Idx& o) {
-    int64_t g = o[1] / rcout;
-    double acc = c.bias ? b[size_t(o[1])] : 0;
-    for (int64_t ci = 0; ci < cin; ci++) {
+    for (int64_t ci = 0; ci < cin; ci++)
       for_each(ks, [&](const Idx& k) {
-        Idx xi = {o[0], g * cin + ci};
+        Idx xi = {o[0], o[1] / rcout * cin + ci};
         for (size_t j = 0; j < D; j++) {
           int64_t p = o[2 + j] * c.stride[j] + k[j] * c.dil[j] - c.pads[j].first;
           if (p < 0 || p >= c.x[2 + j]) return;
@@ -80,11 +81,19 @@ Vec conv_ref(const ConvCase& c, const std::vector<float>& x, const std::vector<f
         }
         Idx wi = {o[1], ci};
         wi.insert(wi.end(), k.begin(), k.end());
-        acc += double(x[size_t(flat(xi, c.x))]) * w[size_t(flat(wi, c.w))];
+        f(size_t(flat(o, os)), size_t(flat(xi, c.x)), size_t(flat(wi, c.w)));
       });
-    }
-    out[size_t(flat(o, os))] = acc;
   });
+}
+
+// out[n, co, *o] = b[co] + sum_{ci, *k} x[n, g*cin + ci, o*s + k*d - pB] * w[co, ci, *k]
+Vec conv_ref(const ConvCase& c, const std::vector<float>& x, const std::vector<float>& w,
+             const std::vector<float>& b, Idx* out_shape) {
+  *out_shape = conv_out_shape(c);
+  Vec out(size_t(numel(*out_shape)));
+  if (c.bias)
+    for_each(*out_shape, [&](const Idx& o) { out[size_t(flat(o, *out_shape))] = b[size_t(o[1])]; });
+  for_each_product(c, [&](size_t o, size_t xf, size_t wf) { out[o] += double(x[xf]) * w[wf]; });
   return out;
 }
 
@@ -495,39 +504,22 @@ namespace {
 // d(sum(conv(x, w) * dy))/dx and /dw by the loops of conv_ref: each product x[pos] * w[k] sends dy * w to
 // dx[pos] and dy * x to dw[k].
 void conv_grad_ref(const ConvCase& c, const std::vector<float>& x, const std::vector<float>& w,
-                   const std::vector<float>& dy, const Idx& os, Vec* dx, Vec* dw) {
-  size_t D = c.w.size() - 2;
-  int64_t cin = c.w[1], rcout = c.w[0] / c.groups;
+                   const std::vector<float>& dy, Vec* dx, Vec* dw) {
   dx->assign(size_t(numel(c.x)), 0);
   dw->assign(size_t(numel(c.w)), 0);
-  Idx ks(c.w.begin() + 2, c.w.end());
-  for_each(os, [&](const Idx& o) {
-    double g = dy[size_t(flat(o, os))];
-    for (int64_t ci = 0; ci < cin; ci++)
-      for_each(ks, [&](const Idx& k) {
-        Idx xi = {o[0], o[1] / rcout * cin + ci};
-        for (size_t j = 0; j < D; j++) {
-          int64_t p = o[2 + j] * c.stride[j] + k[j] * c.dil[j] - c.pads[j].first;
-          if (p < 0 || p >= c.x[2 + j]) return;
-          xi.push_back(p);
-        }
-        Idx wi = {o[1], ci};
-        wi.insert(wi.end(), k.begin(), k.end());
-        size_t xf = size_t(flat(xi, c.x)), wf = size_t(flat(wi, c.w));
-        (*dx)[xf] += g * w[wf];
-        (*dw)[wf] += g * x[xf];
-      });
+  for_each_product(c, [&](size_t o, size_t xf, size_t wf) {
+    (*dx)[xf] += double(dy[o]) * w[wf];
+    (*dw)[wf] += double(dy[o]) * x[xf];
   });
 }
 
 void expect_conv_grads_match_loops(const std::vector<ConvCase>& cases, unsigned seed, double tol = 1e-3) {
   for (const ConvCase& c : cases) {
     auto x = random_floats(size_t(numel(c.x)), seed++), w = random_floats(size_t(numel(c.w)), seed++);
-    Idx os;
-    conv_ref(c, x, w, std::vector<float>(size_t(c.w[0])), &os);  // (for the output shape)
+    Idx os = conv_out_shape(c);
     auto dy = random_floats(size_t(numel(os)), seed++);
     Vec want_dx, want_dw;
-    conv_grad_ref(c, x, w, dy, os, &want_dx, &want_dw);
+    conv_grad_ref(c, x, w, dy, &want_dx, &want_dw);
     Tensor tx(x, c.x), tw(w, c.w);
     tx.requires_grad_(true);
     tw.requires_grad_(true);
