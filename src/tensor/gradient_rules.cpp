@@ -311,7 +311,8 @@ std::vector<std::optional<Tensor>> compute_gradient(const Tensor& root, const Te
       if (auto inputs = custom_inputs(*cg, is_target, u)) {
         std::vector<std::optional<Tensor>> out = cg->fn(g, *inputs);
         for (size_t i = 0; i < inputs->size() && i < out.size(); i++) {
-          const UOp* s = (*inputs)[i].uop().get();
+          // the node the entry was made with: the tensor built from it may already read the realized buffer
+          const UOp* s = cg->inputs[i].lock().get();
           if (!out[i] || !on_path[s]) continue;
           if (out[i]->shape() != s->shape)
             throw Error("gradient: a hand-written gradient gave shape " + fmt_shape(out[i]->shape()) +

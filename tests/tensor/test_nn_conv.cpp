@@ -575,3 +575,22 @@ TEST(NNConv, GradientReachesANodeInsideTheConv) {
                 want[size_t((ci * 6 + i) * 6 + j)] += w[size_t(((co * 2 + ci) * 3 + (i - oy)) * 3 + (j - ox))];
   expect_close(g[0].tolist<float>(), want, 1e-4, "gradient at the padded input");
 }
+
+TEST(NNConv, GradientAfterTheForwardWasRead) {
+  // Reading the output realizes x's copy; a tensor made from the gradient entry's input node then reads the
+  // realized buffer, and the gradient must still reach x (it was dropped: helper_test_op's order).
+  auto x = random_floats(2 * 3 * 9 * 9, 510), w = random_floats(4 * 3 * 3 * 3, 511);
+  auto grads = [&](bool read_first) {
+    Tensor tx(x, {2, 3, 9, 9}), tw(w, {4, 3, 3, 3});
+    tx.requires_grad_(), tw.requires_grad_();
+    Tensor out = tx.conv2d(tw);
+    if (read_first) (void)out.tolist<float>();
+    (out + 1.0f).square().mean().backward();
+    EXPECT_TRUE(tx.has_grad() && tw.has_grad());
+    return std::make_pair(tx.grad().tolist<float>(), tw.grad().tolist<float>());
+  };
+  auto [dx0, dw0] = grads(false);
+  auto [dx1, dw1] = grads(true);
+  EXPECT_EQ(dx0, dx1);
+  EXPECT_EQ(dw0, dw1);
+}
