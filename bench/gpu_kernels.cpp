@@ -1,5 +1,5 @@
 // GPU kernels against PyTorch on the same GPU, in one run: matmul (fp16, bf16, fp32 without tf32), add (fp32, fp16) and
-// sum of 2^28 floats, softmax 8192^2, conv2d 3x3 fp16. Our figure is kernel time (CUDA events around each
+// sum of 2^28 floats, softmax, log_softmax and layernorm 8192^2, conv2d 3x3 fp16. Our figure is kernel time (CUDA events around each
 // kernel, PROFILE=1, summed over the kernels of the op), the median of `reps` runs on random data; torch's
 // comes from bench/gpu_kernels_torch.py (CUDA events too), run by this program when python3 has torch.
 // Memory-bound rows also show the % of a device-to-device copy's bandwidth (torch's copy_, same run).
@@ -94,6 +94,16 @@ std::vector<Row> rows() {
           [] {
             auto a = std::make_shared<Tensor>(randn({8192, 8192}, tg::dtypes::float32));
             return std::function<Tensor()>([a] { return a->softmax(-1); });
+          }},
+      Row{"log_softmax 8192x8192 fp32", 2.0 * 4 * 8192.0 * 8192.0, true,
+          [] {
+            auto a = std::make_shared<Tensor>(randn({8192, 8192}, tg::dtypes::float32));
+            return std::function<Tensor()>([a] { return a->log_softmax(-1); });
+          }},
+      Row{"layernorm 8192x8192 fp32", 2.0 * 4 * 8192.0 * 8192.0, true,
+          [] {
+            auto a = std::make_shared<Tensor>(randn({8192, 8192}, tg::dtypes::float32));
+            return std::function<Tensor()>([a] { return a->layernorm(-1); });
           }},
       Row{"conv2d 3x3 fp16 32x64x56x56", 2.0 * 32 * 64 * 56 * 56 * 64 * 9, false,
           [] {

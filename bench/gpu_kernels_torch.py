@@ -61,6 +61,8 @@ gx, gw = torch.randn(1, 4096, device=dev, dtype=torch.float16), torch.randn(4096
 report("gemv fp16 4096x4096", lambda: gx @ gw.T)
 s = torch.randn(8192, 8192, device=dev)
 report("softmax 8192x8192 fp32", lambda: s.softmax(-1))
+report("log_softmax 8192x8192 fp32", lambda: s.log_softmax(-1))
+report("layernorm 8192x8192 fp32", lambda: torch.nn.functional.layer_norm(s, (8192,)))
 ci, cw = torch.randn(32, 64, 56, 56, device=dev, dtype=torch.float16), torch.randn(64, 64, 3, 3, device=dev, dtype=torch.float16)
 report("conv2d 3x3 fp16 32x64x56x56", lambda: torch.nn.functional.conv2d(ci, cw, padding=1))
 cb = torch.randn(64, device=dev, dtype=torch.float16)

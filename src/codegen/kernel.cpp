@@ -42,9 +42,11 @@ int rank(AxisKind k) {
 Kernel::Kernel(const UOpPtr& ast, const Renderer& renderer) : ast_(ast), renderer_(renderer) {
   for (const UOp* u : toposort(ast)) {
     if (u->op == Ops::VIEW) views_.push_back(u);
-    if (u->op == Ops::REDUCE_AXIS) {
-      if (reduce_) throw Error("Kernel: more than one REDUCE_AXIS in a kernel");
+    if (u->op == Ops::REDUCE_AXIS) {  // several: the outermost (last in order); all reduce the same dims
+      if (reduce_ && !(reduce_->get<ReduceArg>().axes == u->get<ReduceArg>().axes))
+        throw Error("Kernel: REDUCE_AXIS nodes over different axes in one kernel");
       reduce_ = u;
+      reduce_count_++;
     }
   }
   // The output view first, so sts_[0] is the store's tracker.

@@ -64,6 +64,8 @@ class Kernel {
   int first_upcast() const;  // index of the first UNROLL/UPCAST dim (== shape length when none)
   bool has_reduce() const { return reduce_ != nullptr; }
   const UOp* reduce() const { return reduce_; }
+  // REDUCE_AXIS nodes in the AST: more than one in a multi-reduce kernel (softmax's max inside its sum).
+  int reduce_count() const { return reduce_count_; }
   const std::vector<ShapeTracker>& sts() const { return sts_; }
   const std::vector<Opt>& applied_opts() const { return applied_; }
   // The tensor core the kernel was given (OptOps.TC), and each dim's role in it (NONE when there is none).
@@ -112,6 +114,7 @@ class Kernel {
   std::vector<ShapeTracker> sts_;  // their trackers, as reshaped by the kernel
   std::vector<bool> is_load_;      // per view: it is a LOAD's (not the store's or a CONST's)
   const UOp* reduce_ = nullptr;
+  int reduce_count_ = 0;
   Shape full_shape_;
   std::vector<AxisKind> kinds_;
   std::vector<TcRole> roles_;  // parallel to kinds_
@@ -147,6 +150,7 @@ class Kernel {
   bool cpu_gemm_opts(const std::function<bool(const Opt&)>& try_opt);
   // hand_coded_optimizations' first step on GPUs: GROUP (and 16-byte UNROLL lanes) for reduce kernels.
   void group_gpu_reduce(const std::function<bool(const Opt&)>& try_opt);
+  bool resident_rows(const std::function<bool(const Opt&)>& try_opt, int64_t rsize, int64_t itemsize);
   // hand_coded_optimizations' later steps (codegen/opt/heuristic.cpp): a reduce's register tile, loop order and
   // unroll; CPU threads; GPU workgroups.
   void reduce_register_tile(const std::function<bool(const Opt&)>& try_opt, int vw, DType dtype_of_output);

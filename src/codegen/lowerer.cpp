@@ -23,6 +23,7 @@
 #include <array>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "codegen/exact_products.h"
 #include "codegen/linearize.h"
@@ -144,6 +145,7 @@ class Lowerer {
     }
     if (ua_.size() > 60) throw Error("lower: too many upcast dims");
     if (k.tensor_core() && ren_.async_copies()) flatten_reduce_loops();
+    find_nested_reduces(ast);
   }
 
   UOpPtr lower(const UOpPtr& ast) {
@@ -201,6 +203,9 @@ class Lowerer {
   int64_t W_ = 1;
   bool vunroll_ = false;
   std::unordered_map<const UOp*, Info> info_;
+  std::unordered_set<const UOp*> nested_;  // REDUCE_AXIS nodes inside another one's source: loops of their own
+  int64_t fresh_ids_ = 0;                  // RANGE args made so far, so each is distinct
+  int group_temps_ = 0;                    // shared-memory buffers of grouped reduces made so far
   std::optional<Staging> staging_;                       // loads read through shared memory (no tensor core)
   std::unordered_map<const UOp*, size_t> staged_;        // such a LOAD -> its operand in staging_
 
@@ -225,11 +230,40 @@ class Lowerer {
     reduce_ranges_ = {flat};
   }
 
+  // A multi-reduce kernel (schedule: a reduce computed in its consumer's kernel, as softmax's max inside the sum
+  // of exp(x - max)) has REDUCE_AXIS nodes over the same dims inside another one's source. Each such inner reduce
+  // runs its own loops to completion before the outer loop needs its value, so its ranges are fresh copies.
+  void find_nested_reduces(const UOpPtr& ast) {
+    for (const UOp* x : toposort(ast))
+      if (x->op == Ops::REDUCE_AXIS)
+        for (const UOp* y : toposort(x->src.at(0)))
+          if (y != x && y->op == Ops::REDUCE_AXIS) nested_.insert(y);
+  }
+  int64_t fresh_id() { return int64_t(k_.full_shape().size()) * 2 + fresh_ids_++; }
+  // The reduce ranges for one REDUCE_AXIS: the kernel's own, or fresh ones for a nested reduce.
+  std::vector<UOpPtr> ranges_for(const UOp* reduce) {
+    if (!nested_.count(reduce)) return reduce_ranges_;
+    std::vector<UOpPtr> out;
+    for (const UOpPtr& r : reduce_ranges_) out.push_back(UOp::make(Ops::RANGE, r->dtype, r->src, fresh_id()));
+    return out;
+  }
+  UOpPtr with_ranges(const UOpPtr& x, const std::vector<UOpPtr>& ranges) const {
+    if (ranges == reduce_ranges_) return x;
+    std::unordered_map<const UOp*, UOpPtr> to;
+    for (size_t i = 0; i < ranges.size(); i++) to[reduce_ranges_[i].get()] = ranges[i];
+    return substitute(x, [&](const UOp* u) -> UOpPtr {
+      auto it = to.find(u);
+      return it == to.end() ? nullptr : it->second;
+    });
+  }
+
   // Loads under the reduce that the threads of a workgroup share (a matmul's A and B: some thread dim does not
   // move them) go through shared memory where the kernel allows it (codegen/staging.h).
   void stage_shared_loads(const UOpPtr& ast) {
     const auto& kinds = k_.kinds();
-    if (k_.tensor_core() || reduce_ranges_.size() != 1 || !group_dims_.empty() || !ren_.async_copies()) return;
+    if (k_.tensor_core() || reduce_ranges_.size() != 1 || !group_dims_.empty() || !ren_.async_copies() ||
+        k_.reduce_count() != 1)
+      return;
     const UOp* reduce = k_.reduce();
     if (!reduce) return;
     std::vector<const UOp*> loads;
@@ -522,9 +556,10 @@ class Lowerer {
       }
       Val r = value;
       if (!reduce_ranges_.empty()) {
+        const std::vector<UOpPtr> ranges = ranges_for(u);
         auto reduce = [&](const UOpPtr& x) {
-          std::vector<UOpPtr> s{x};
-          s.insert(s.end(), reduce_ranges_.begin(), reduce_ranges_.end());
+          std::vector<UOpPtr> s{with_ranges(x, ranges)};
+          s.insert(s.end(), ranges.begin(), ranges.end());
           return UOp::make(Ops::REDUCE, x->dtype, std::move(s), int64_t(op));
         };
         if (value.one) {
@@ -678,22 +713,37 @@ class Lowerer {
     const Shape& fs = k_.full_shape();
     UOpPtr slot = ci(0);
     for (size_t d : thread_dims_) slot = slot * ci(fs[d]) + dims_[d];
-    UOpPtr temp = UOp::make(Ops::DEFINE_LOCAL, part->dtype.pointer(true), {}, NamedRange{"temp0", 0, k_.local_size() - 1});
+    // a buffer per grouped reduce: a second one (another output lane, or a reduce that reads this one's total)
+    // must not overwrite partials that sibling threads may still be reading
+    UOpPtr temp = UOp::make(Ops::DEFINE_LOCAL, part->dtype.pointer(true), {},
+                            NamedRange{"temp" + std::to_string(group_temps_++), 0, k_.local_size() - 1});
     UOpPtr store = UOp::make(Ops::STORE, dtypes::void_, {temp, simplify(slot), part});
     UOpPtr barrier = UOp::make(Ops::BARRIER, dtypes::void_, {store});
+    // The siblings of the last GROUP dim are read `unroll` at a time and combined in a tree: each thread reads
+    // every partial, and one dependent load-and-add per partial (256 of them) kept an H100's softmax rows waiting.
+    const size_t last = group_dims_.back();
+    int64_t unroll = 1;
+    for (int64_t u : {16, 8, 4, 2})
+      if (fs[last] % u == 0 && fs[last] > u) {
+        unroll = u;
+        break;
+      }
     std::vector<UOpPtr> loops;
     std::unordered_map<const UOp*, UOpPtr> to_loop;
     for (size_t d : group_dims_) {
-      loops.push_back(UOp::make(Ops::RANGE, idx_dt_, {ci(0), ci(fs[d])},
-                                int64_t(fs.size() + d)));
+      loops.push_back(UOp::make(Ops::RANGE, idx_dt_, {ci(0), ci(d == last ? fs[d] / unroll : fs[d])}, fresh_id()));
       to_loop[dims_[d].get()] = loops.back();
     }
-    UOpPtr sibling = simplify(substitute(slot, [&](const UOp* u) -> UOpPtr {
-      auto it = to_loop.find(u);
-      return it == to_loop.end() ? nullptr : it->second;
-    }));
-    UOpPtr load = UOp::make(Ops::LOAD, part->dtype, {temp, sibling, barrier});
-    std::vector<UOpPtr> s{load};
+    std::vector<Val> loads;
+    for (int64_t j = 0; j < unroll; j++) {
+      UOpPtr sibling = simplify(substitute(slot, [&](const UOp* u) -> UOpPtr {
+        auto it = to_loop.find(u);
+        if (it == to_loop.end()) return nullptr;
+        return u == dims_[last].get() ? it->second * ci(unroll) + ci(j) : it->second;
+      }));
+      loads.push_back(Val{UOp::make(Ops::LOAD, part->dtype, {temp, sibling, barrier}), {}});
+    }
+    std::vector<UOpPtr> s{tree(op, part->dtype, std::move(loads)).one};
     s.insert(s.end(), loops.begin(), loops.end());
     return UOp::make(Ops::REDUCE, part->dtype, std::move(s), int64_t(op));
   }

@@ -31,7 +31,7 @@ void replay(const std::vector<ScheduleItem>& items, const std::unordered_map<con
       run_schedule_item(item);
       continue;
     }
-    ScheduleItem bound{item.ast, item.bufs};
+    ScheduleItem bound = item;
     for (UOpPtr& b : bound.bufs)
       if (auto it = rebind.find(b.get()); it != rebind.end()) b = it->second;
     run_schedule_item(bound);

@@ -57,7 +57,7 @@ MemoryPlanStats plan_memory(const std::vector<ScheduleItem>& items, const std::v
       const UOpPtr& u = items[i].bufs[j];
       auto [it, fresh] = lives.try_emplace(u.get());
       Life& l = it->second;
-      if (fresh) l.node = u, l.first = i, l.written_first = j < ScheduleItem::kOutputs;
+      if (fresh) l.node = u, l.first = i, l.written_first = j < items[i].outputs;
       l.last = i;
       l.uses++;
     }

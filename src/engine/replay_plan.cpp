@@ -50,7 +50,7 @@ ReplayPlan::ReplayPlan(std::vector<ScheduleItem> items, std::vector<UOpPtr> inpu
         for (size_t i = 0; i < inputs_.size(); i++)
           if (item.bufs[j] == inputs_[i]) {
             slots_.push_back({execs_.size(), j, i});
-            if (j < ScheduleItem::kOutputs) graphable_ = false;  // a kernel writes an input: its new memory, not a copy
+            if (j < item.outputs) graphable_ = false;  // a kernel writes an input: its new memory, not a copy
           }
     }
     execs_.push_back(std::move(e));

@@ -17,6 +17,11 @@
 namespace tg {
 namespace {
 
+// Do two reduces run the same loops: one input shape, reduced over the same axes?
+bool same_loops(const UOp* a, const UOp* b) {
+  return a->src[0]->shape == b->src[0]->shape && a->get<ReduceArg>().axes == b->get<ReduceArg>().axes;
+}
+
 bool is_base_compute(const UOp* u) {
   return u->op != Ops::BUFFER && u->op != Ops::CONST && u->op != Ops::DEVICE && u->op != Ops::VIEW &&
          u->op != Ops::SINK;
@@ -73,11 +78,19 @@ const PatternMatcher& view_folding() {
 struct KernelFailure {
   const UOp* must_realize;
 };
+// A realized reduce that a kernel began to compute itself but also reads through another view: it may not be
+// hosted (see AstBuilder::can_host).
+struct HostFailure {
+  const UOp* reduce;
+};
 
 // Builds one kernel's AST for the realized node `root`, inlining every non-realized node below it.
 class AstBuilder {
  public:
-  AstBuilder(const UOp* root, const std::unordered_set<const UOp*>& realize) : root_(root), realize_(realize) {}
+  // hostable: realized reduces this kernel may compute itself, as multi-reduce kernels (see can_host).
+  AstBuilder(const UOp* root, const std::unordered_set<const UOp*>& realize,
+             const std::unordered_set<const UOp*>& hostable)
+      : root_(root), realize_(realize), hostable_(hostable), kernel_reduce_(nest_reduce(root)) {}
 
   // The AST of `root` seen through `root_st`. Depth-first with an explicit stack (a fused chain can be long),
   // visiting sources in order so that inputs are numbered as a recursive walk would number them. Trackers
@@ -93,7 +106,12 @@ class AstBuilder {
     auto visit = [&](const UOpPtr& node, size_t st) {
       auto key = std::make_pair(node.get(), st);
       if (auto it = memo_.find(key); it != memo_.end()) return leaf = it->second, true;
-      if (is_input(node.get())) return leaf = memo_[key] = load(node, trackers_[st]), true;
+      if (can_host(node.get(), trackers_[st])) {
+        if (std::find(hosted.begin(), hosted.end(), node.get()) == hosted.end()) hosted.push_back(node.get());
+      } else if (is_input(node.get())) {
+        if (is_hosted(node.get())) throw HostFailure{node.get()};
+        return leaf = memo_[key] = load(node, trackers_[st]), true;
+      }
       if (node->op == Ops::CONST) {
         auto view = UOp::make(Ops::VIEW, dtypes::void_, {}, trackers_[st]);
         return leaf = memo_[key] = UOp::make(Ops::CONST, node->dtype, {view}, node->arg), true;
@@ -120,14 +138,44 @@ class AstBuilder {
 
   // The kernel's iteration shape: the root's shape, unless a reduce is reached through elementwise ops and
   // reshapes only; then the reduce's output shape (1s at the reduced axes), so its loops nest directly.
-  Shape iteration_shape() const {
-    std::vector<const UOp*> stack{root_};
-    std::unordered_set<const UOp*> seen{root_};
+  Shape iteration_shape() const { return kernel_reduce_ ? kernel_reduce_->shape : root_->shape; }
+
+  std::vector<const UOp*> inputs;                           // realized nodes / BUFFERs loaded, DEFINE_GLOBAL 1.. in order
+  std::vector<const UOp*> hosted;                           // realized reduces this kernel computes and stores too
+
+ private:
+  const UOp* root_;
+  const std::unordered_set<const UOp*>& realize_;
+  const std::unordered_set<const UOp*>& hostable_;
+  const UOp* kernel_reduce_;  // the reduce whose loops the kernel's output nests in, if any
+  const UOp* reduce_ = nullptr;
+
+  // A multi-reduce kernel: a realized reduce R is computed in this kernel (and stored as a second output) when it
+  // reduces the same input shape over the same axes as the kernel's own reduce, and the kernel reads it whole at
+  // its own shape (beside the kernel's reduce) or expanded back over the reduced axes (inside that reduce's
+  // source). Softmax's max feeds the sum of exp(x - max) this way: one read of x per row, not two kernels.
+  // (R may be a reduce followed by elementwise ops, as a mean.)
+  bool can_host(const UOp* u, const ShapeTracker& st) const {
+    if (u == root_ || !kernel_reduce_ || !hostable_.count(u) || !realize_.count(u)) return false;
+    const UOp* r = nest_reduce(u);
+    if (!r || r == kernel_reduce_ || !same_loops(r, kernel_reduce_)) return false;
+    if (std::find(inputs.begin(), inputs.end(), u) != inputs.end()) throw HostFailure{u};  // already loaded
+    // (the trackers have the kernel's shape, r's; u may be a reshape of it of the same size)
+    const ShapeTracker whole = ShapeTracker::from_shape(r->shape);
+    return st == whole || st == whole.expand(r->src[0]->shape);
+  }
+  bool is_hosted(const UOp* u) const { return std::find(hosted.begin(), hosted.end(), u) != hosted.end(); }
+
+  // The reduce whose loops a kernel computing `top` nests its output in: reached from it through elementwise ops,
+  // DETACH, CONTIGUOUS and reshapes only (not through inputs); null when there is none.
+  const UOp* nest_reduce(const UOp* top) const {
+    std::vector<const UOp*> stack{top};
+    std::unordered_set<const UOp*> seen{top};
     while (!stack.empty()) {
       const UOp* u = stack.back();
       stack.pop_back();
-      if (u != root_ && is_input(u)) continue;
-      if (u->op == Ops::REDUCE_AXIS) return u->shape;
+      if (u != top && is_input(u)) continue;
+      if (u->op == Ops::REDUCE_AXIS) return u;
       bool through = is_alu(u->op) || u->op == Ops::CAST || u->op == Ops::BITCAST || u->op == Ops::CONTIGUOUS ||
                      u->op == Ops::DETACH;
       if (u->op == Ops::VIEW) {
@@ -138,15 +186,8 @@ class AstBuilder {
       for (auto& s : u->src)
         if (seen.insert(s.get()).second) stack.push_back(s.get());
     }
-    return root_->shape;
+    return nullptr;
   }
-
-  std::vector<const UOp*> inputs;  // realized nodes / BUFFERs loaded, DEFINE_GLOBAL 1.. in order
-
- private:
-  const UOp* root_;
-  const std::unordered_set<const UOp*>& realize_;
-  const UOp* reduce_ = nullptr;
   std::deque<ShapeTracker> trackers_;                            // by id
   std::unordered_map<size_t, std::vector<size_t>> tracker_ids_;  // hash -> ids
   struct KeyHash {
@@ -173,7 +214,9 @@ class AstBuilder {
     return st;
   }
 
-  bool is_input(const UOp* u) const { return u != root_ && (u->op == Ops::BUFFER || realize_.count(u)); }
+  bool is_input(const UOp* u) const {
+    return u != root_ && (u->op == Ops::BUFFER || (realize_.count(u) && !is_hosted(u)));
+  }
 
   UOpPtr load(const UOpPtr& node, const ShapeTracker& st) {
     auto it = std::find(inputs.begin(), inputs.end(), node.get());
@@ -209,11 +252,17 @@ class AstBuilder {
           throw KernelFailure{base};
         return;
       }
-      case Ops::REDUCE_AXIS:
-        if (reduce_ && reduce_ != node.get()) throw KernelFailure{node.get()};  // one reduce per kernel
-        if (!(st.contiguous() && st.shape() == node->shape)) throw KernelFailure{node.get()};
-        reduce_ = node.get();
+      case Ops::REDUCE_AXIS: {
+        // Several reduces share a kernel when they run the same loops and each is read whole, or expanded back
+        // over the reduced axes inside another's source (a multi-reduce kernel: the inner one runs first).
+        const bool whole = st.contiguous() && st.shape() == node->shape;
+        const bool expanded = kernel_reduce_ && same_loops(node.get(), kernel_reduce_) &&
+                              st == ShapeTracker::from_shape(node->shape).expand(node->src[0]->shape);
+        if (!whole && !expanded) throw KernelFailure{node.get()};
+        if (reduce_ && reduce_ != node.get() && !same_loops(node.get(), reduce_)) throw KernelFailure{node.get()};
+        if (!reduce_) reduce_ = node.get();
         return;
+      }
       case Ops::CONTIGUOUS: case Ops::DETACH: return;
       default:
         if (is_alu(node->op) || node->op == Ops::CAST || node->op == Ops::BITCAST) return;
@@ -236,6 +285,15 @@ class AstBuilder {
   }
 };
 
+// One kernel of the schedule: its realized root, the realized reduces it hosts (computes and stores as more
+// outputs), its AST and the nodes it loads (DEFINE_GLOBAL 1 + hosted.size() + i).
+struct BuiltKernel {
+  const UOp* root;
+  UOpPtr ast;
+  std::vector<const UOp*> inputs;
+  std::vector<const UOp*> hosted;
+};
+
 class Scheduler {
  public:
   Schedule run(const std::vector<UOpPtr>& roots) {
@@ -247,56 +305,71 @@ class Scheduler {
     topo_ = toposort(sink);
     find_realize_points(sink);
     bound_kernel_depth();
-    // Build every kernel; a kernel that cannot be built names a node to realize, and we start over.
-    std::vector<std::pair<const UOp*, UOpPtr>> asts;
-    std::vector<std::vector<const UOp*>> inputs;
+    // Build every kernel; a kernel that cannot be built names a node to realize (or a reduce it may not host),
+    // and we start over.
+    std::vector<BuiltKernel> kernels;
     for (bool done = false; !done;) {
-      done = true;
-      asts.clear();
-      inputs.clear();
-      for (const UOp* u : topo_) {
-        if (!realize_.count(u)) continue;
-        try {
-          auto [ast, ins] = build_kernel(u);
-          asts.emplace_back(u, ast);
-          inputs.push_back(ins);
-        } catch (const KernelFailure& f) {
-          if (realize_.count(f.must_realize)) throw Error("schedule: kernel grouping did not converge");
-          realize_.insert(f.must_realize);
-          done = false;
-          break;
-        }
-      }
-      if (done)
-        if (const UOp* v = order_assigns(asts, inputs)) {
+      try {
+        kernels = build_kernels();
+        done = true;
+        if (const UOp* v = order_kernels(kernels)) {
           if (realize_.count(v)) throw Error("schedule: ordering the assigns did not converge");
           realize_.insert(v);
           done = false;
         }
+      } catch (const KernelFailure& f) {
+        if (realize_.count(f.must_realize)) throw Error("schedule: kernel grouping did not converge");
+        realize_.insert(f.must_realize);
+        done = false;
+      } catch (const HostFailure& f) {
+        if (!not_hostable_.insert(f.reduce).second) throw Error("schedule: hosting reduces did not converge");
+        done = false;
+      }
     }
-    Schedule sched = emit(sink, asts, inputs);
+    Schedule sched = emit(sink, kernels);
     // A root whose reduce was split is a new node: its original is realized into the same buffer too, so a
     // graph built on it before this realize reuses the result.
     for (size_t i = 0; i < roots.size(); i++)
       if (unsplit->src[i] != split->src[i] && !realized(unsplit->src[i].get()))
         set_realized(unsplit->src[i], sched.roots[i]);
-    if (sink != unsplit) mark_rebuilt_assigns(unsplit, asts);  // (nothing was rebuilt otherwise)
+    if (sink != unsplit) mark_rebuilt_assigns(unsplit, kernels);  // (nothing was rebuilt otherwise)
     return sched;
   }
 
  private:
   std::vector<const UOp*> topo_;
   std::unordered_set<const UOp*> realize_;
+  std::unordered_set<const UOp*> not_hostable_;  // realized reduces that a kernel may not compute as a second output
+
+  // One kernel per realized node, in graph order. A realized reduce whose kernel hosts nothing may be hosted by a
+  // later kernel (AstBuilder::can_host): then that kernel computes and stores it, and its own kernel is dropped.
+  std::vector<BuiltKernel> build_kernels() {
+    std::vector<BuiltKernel> out;
+    std::unordered_set<const UOp*> hostable;
+    std::unordered_set<const UOp*> hosted;
+    for (const UOp* u : topo_) {
+      if (!realize_.count(u)) continue;
+      BuiltKernel k = build_kernel(u, hostable);
+      for (const UOp* r : k.hosted) {
+        hostable.erase(r);
+        hosted.insert(r);
+      }
+      if (u->op != Ops::ASSIGN && u->op != Ops::COPY && k.hosted.empty() && !not_hostable_.count(u)) hostable.insert(u);
+      out.push_back(std::move(k));
+    }
+    if (!hosted.empty()) std::erase_if(out, [&](const BuiltKernel& k) { return hosted.count(k.root) > 0; });
+    return out;
+  }
 
   // An ASSIGN that the rewrites above rebuilt (its sources folded) ran as its copy; the original, which a tensor
   // holds, is realized into the same target view too: else realizing that tensor later would write its value a
   // second time (w.assign(w + 1) realized through w * 1, then w read: w + 2).
-  static void mark_rebuilt_assigns(const UOpPtr& original, const std::vector<std::pair<const UOp*, UOpPtr>>& asts) {
+  static void mark_rebuilt_assigns(const UOpPtr& original, const std::vector<BuiltKernel>& kernels) {
     std::map<std::pair<const UOp*, const UOp*>, UOpPtr> done;  // (target BUFFER, target VIEW arg) -> realized
     auto key = [](const UOp* a) { return std::make_pair(a->src[0]->src[0].get(), a->src[0].get()); };
-    for (const auto& [u, ast] : asts)
-      if (u->op == Ops::ASSIGN)
-        if (UOpPtr r = realized(u)) done[key(u)] = r;
+    for (const BuiltKernel& k : kernels)
+      if (k.root->op == Ops::ASSIGN)
+        if (UOpPtr r = realized(k.root)) done[key(k.root)] = r;
     if (done.empty()) return;
     for (const UOp* u : toposort(original))
       if (u->op == Ops::ASSIGN && !realized(u))
@@ -368,19 +441,21 @@ class Scheduler {
   }
 
   // Kernels run in graph order, except that every kernel reading a buffer's old value must run before the
-  // ASSIGN that overwrites it (an optimizer's gradients read all parameters before any is updated). Reorders
-  // asts/inputs accordingly, or returns an ASSIGN's value to realize into a temporary first, where no order
-  // works: an ASSIGN reading its own buffer through another view, or ASSIGNs reading each other's buffers.
-  const UOp* order_assigns(std::vector<std::pair<const UOp*, UOpPtr>>& asts,
-                           std::vector<std::vector<const UOp*>>& inputs) {
-    size_t n = asts.size();
+  // ASSIGN that overwrites it (an optimizer's gradients read all parameters before any is updated), and a kernel
+  // reading a hosted reduce runs after its host. Reorders the kernels accordingly, or returns an ASSIGN's value to
+  // realize into a temporary first, where no order works: an ASSIGN reading its own buffer through another view,
+  // or ASSIGNs reading each other's buffers. (A cycle through a hosted reduce throws HostFailure.)
+  const UOp* order_kernels(std::vector<BuiltKernel>& kernels) {
+    size_t n = kernels.size();
     std::unordered_map<const UOp*, size_t> index;                 // realized node -> its kernel
     std::unordered_map<const UOp*, std::vector<size_t>> writers;  // assigned BUFFER -> the ASSIGN kernels
+    const UOp* some_hosted = nullptr;
     for (size_t k = 0; k < n; k++) {
-      index[asts[k].first] = k;
-      if (asts[k].first->op == Ops::ASSIGN) writers[asts[k].first->src[0]->src[0].get()].push_back(k);
+      index[kernels[k].root] = k;
+      for (const UOp* r : kernels[k].hosted) index[r] = k, some_hosted = r;
+      if (kernels[k].root->op == Ops::ASSIGN) writers[kernels[k].root->src[0]->src[0].get()].push_back(k);
     }
-    if (writers.empty()) return nullptr;
+    if (writers.empty() && !some_hosted) return nullptr;
     std::vector<std::vector<size_t>> after(n);
     std::vector<size_t> indeg(n, 0);
     std::vector<bool> reads_other_target(n, false);
@@ -389,9 +464,9 @@ class Scheduler {
       indeg[to]++;
     };
     for (size_t k = 0; k < n; k++) {
-      const UOp* u = asts[k].first;
-      for (size_t i = 0; i < inputs[k].size(); i++) {
-        const UOp* in = inputs[k][i];
+      const UOp* u = kernels[k].root;
+      for (size_t i = 0; i < kernels[k].inputs.size(); i++) {
+        const UOp* in = kernels[k].inputs[i];
         if (in->op != Ops::BUFFER) {  // the value of another kernel of this schedule
           if (auto it = index.find(in); it != index.end()) edge(it->second, k);
           continue;
@@ -400,7 +475,8 @@ class Scheduler {
         if (w == writers.end()) continue;
         for (size_t writer : w->second) {  // an old value that an ASSIGN overwrites
           if (writer == k) {
-            if (reads_target_elsewhere(u, asts[k].second, int64_t(i) + 1)) return u->src[1].get();
+            if (reads_target_elsewhere(u, kernels[k].ast, int64_t(i + 1 + kernels[k].hosted.size())))
+              return u->src[1].get();
             continue;
           }
           edge(k, writer);
@@ -421,27 +497,23 @@ class Scheduler {
         if (--indeg[b] == 0) ready.push(b);
     }
     if (order.size() < n) {
+      if (some_hosted) throw HostFailure{some_hosted};
       for (size_t k = 0; k < n; k++) {
-        const UOp* u = asts[k].first;
+        const UOp* u = kernels[k].root;
         if (indeg[k] && u->op == Ops::ASSIGN && reads_other_target[k] && !realize_.count(u->src[1].get()))
           return u->src[1].get();
       }
       throw Error("schedule: a kernel reads both the old and the new value of an assigned buffer");
     }
-    std::vector<std::pair<const UOp*, UOpPtr>> sorted_asts;
-    std::vector<std::vector<const UOp*>> sorted_inputs;
-    for (size_t k : order) {
-      sorted_asts.push_back(std::move(asts[k]));
-      sorted_inputs.push_back(std::move(inputs[k]));
-    }
-    asts = std::move(sorted_asts);
-    inputs = std::move(sorted_inputs);
+    std::vector<BuiltKernel> sorted;
+    for (size_t k : order) sorted.push_back(std::move(kernels[k]));
+    kernels = std::move(sorted);
     return nullptr;
   }
 
-  std::pair<UOpPtr, std::vector<const UOp*>> build_kernel(const UOp* u) {
-    if (u->op == Ops::COPY) return {u->ptr(), {base_of(u->src[1].get())}};
-    AstBuilder b(u, realize_);
+  BuiltKernel build_kernel(const UOp* u, const std::unordered_set<const UOp*>& hostable) {
+    if (u->op == Ops::COPY) return {u, u->ptr(), {base_of(u->src[1].get())}, {}};
+    AstBuilder b(u, realize_, hostable);
     UOpPtr value;
     ShapeTracker out_st = ShapeTracker::from_shape(u->op == Ops::ASSIGN ? u->shape : b.iteration_shape());
     if (u->op == Ops::ASSIGN) {
@@ -455,31 +527,47 @@ class Scheduler {
       value = b.build(u->ptr(), out_st);
     }
     auto out = UOp::make(Ops::DEFINE_GLOBAL, u->dtype.pointer(), {}, int64_t(0));
-    auto store = UOp::make(Ops::STORE, dtypes::void_, {out, UOp::make(Ops::VIEW, dtypes::void_, {}, out_st), value});
-    return {UOp::make(Ops::SINK, dtypes::void_, {store}), b.inputs};
+    auto view = UOp::make(Ops::VIEW, dtypes::void_, {}, out_st);
+    std::vector<UOpPtr> stores{UOp::make(Ops::STORE, dtypes::void_, {out, view, value})};
+    if (b.hosted.empty()) return {u, UOp::make(Ops::SINK, dtypes::void_, stores), b.inputs, {}};
+    // Hosted reduces are outputs 1..h, stored through the same view (they have the kernel reduce's shape); the
+    // inputs move up behind them. (Building a hosted value may host another: the loop reads the size each time.)
+    std::vector<UOpPtr> hosted_values;
+    for (size_t i = 0; i < b.hosted.size(); i++) hosted_values.push_back(b.build(b.hosted[i]->ptr(), out_st));
+    const int64_t h = int64_t(b.hosted.size());
+    auto shift = [&](const UOpPtr& x) {
+      return substitute(x, [&](const UOp* d) -> UOpPtr {
+        if (d->op != Ops::DEFINE_GLOBAL) return nullptr;
+        return UOp::make(Ops::DEFINE_GLOBAL, d->dtype, {}, d->get<int64_t>() + h);
+      });
+    };
+    stores = {UOp::make(Ops::STORE, dtypes::void_, {out, view, shift(value)})};
+    for (int64_t i = 0; i < h; i++) {
+      const UOp* r = b.hosted[size_t(i)];
+      auto buf = UOp::make(Ops::DEFINE_GLOBAL, r->dtype.pointer(), {}, i + 1);
+      stores.push_back(UOp::make(Ops::STORE, dtypes::void_, {buf, view, shift(hosted_values[size_t(i)])}));
+    }
+    return {u, UOp::make(Ops::SINK, dtypes::void_, std::move(stores)), b.inputs, b.hosted};
   }
 
-  Schedule emit(const UOpPtr& sink, const std::vector<std::pair<const UOp*, UOpPtr>>& asts,
-                const std::vector<std::vector<const UOp*>>& inputs) {
+  Schedule emit(const UOpPtr& sink, const std::vector<BuiltKernel>& kernels) {
     Schedule sched;
     const auto devices = device_nodes(topo_);
     std::unordered_map<const UOp*, UOpPtr> buffer_node;  // realized node -> its BUFFER
     std::unordered_map<const UOp*, UOpPtr> replacement;  // realized node -> VIEW(BUFFER) of its shape
-    for (size_t k = 0; k < asts.size(); k++) {
-      const UOp* u = asts[k].first;
-      UOpPtr buf;
-      if (u->op == Ops::ASSIGN) {
-        buf = u->src[0]->src[0];
-      } else {
-        buf = new_buffer_uop(device_name(devices, u), prod(u->shape), u->dtype);
-      }
+    auto output = [&](const UOp* u) {
+      UOpPtr buf = u->op == Ops::ASSIGN ? u->src[0]->src[0] : new_buffer_uop(device_name(devices, u), prod(u->shape), u->dtype);
       buffer_node[u] = buf;
       ShapeTracker st = u->op == Ops::ASSIGN ? u->src[0]->get<ShapeTracker>()
                                              : ShapeTracker::from_shape({prod(u->shape)}).reshape(u->shape);
       replacement[u] = UOp::make(Ops::VIEW, u->dtype, {buf}, st);
-      ScheduleItem item{asts[k].second, {buf}};
-      for (const UOp* in : inputs[k]) item.bufs.push_back(in->op == Ops::BUFFER ? in->ptr() : buffer_node.at(in));
-      if (prod(u->shape) > 0) sched.items.push_back(std::move(item));
+      return buf;
+    };
+    for (const BuiltKernel& k : kernels) {
+      ScheduleItem item{k.ast, {output(k.root)}, 1 + k.hosted.size()};
+      for (const UOp* r : k.hosted) item.bufs.push_back(output(r));
+      for (const UOp* in : k.inputs) item.bufs.push_back(in->op == Ops::BUFFER ? in->ptr() : buffer_node.at(in));
+      if (prod(k.root->shape) > 0) sched.items.push_back(std::move(item));
     }
     for (auto& [node, view] : replacement) set_realized(node->ptr(), view);
     auto out = substitute(sink, [&](const UOp* u) -> UOpPtr {

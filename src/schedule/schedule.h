@@ -8,14 +8,14 @@
 
 namespace tg {
 
-// ast is SINK(STORE(DEFINE_GLOBAL 0, VIEW, value)) with LOAD(DEFINE_GLOBAL i, VIEW) and CONST(VIEW) leaves,
+// ast is SINK(STORE(DEFINE_GLOBAL 0, VIEW, value), ...) (a STORE per output) with LOAD(DEFINE_GLOBAL i, VIEW) and CONST(VIEW) leaves,
 // or a COPY node (bufs[0] <- bufs[1]). bufs: outputs first, then inputs, in DEFINE_GLOBAL order, as BUFFER
 // nodes: the engine binds them to memory when it runs the item (engine/buffers.h), so a schedule can be run
 // again on other memory.
 struct ScheduleItem {
   UOpPtr ast;
   std::vector<UOpPtr> bufs;  // the buffers the kernel (or copy) writes, then those it reads
-  static constexpr size_t kOutputs = 1;  // every item writes one buffer: bufs[0]
+  size_t outputs = 1;        // bufs[0 .. outputs) are written: more than one in a multi-reduce kernel
 };
 
 struct Schedule {

@@ -44,15 +44,6 @@ TEST(Schedule, ExpandedReduceIsRealized) {
   EXPECT_EQ(count_kernels(s), 2);
 }
 
-TEST(Schedule, TwoReducesNeverShareAKernel) {
-  Tensor x = Tensor::empty({4, 8});
-  Tensor y = x.sum(1) + x.max(1);
-  auto s = tg::create_schedule({y.uop()});
-  EXPECT_EQ(count_kernels(s), 2);
-  auto v = (Tensor::ones({4, 8}).contiguous().sum(1) + Tensor::ones({4, 8}).contiguous().max(1)).tolist<float>();
-  EXPECT_EQ(v, (std::vector<float>{9, 9, 9, 9}));
-}
-
 TEST(Schedule, ContiguousForcesAKernel) {
   Tensor x = Tensor::empty({4, 4});
   auto s = tg::create_schedule({x.permute({1, 0}).contiguous().uop()});

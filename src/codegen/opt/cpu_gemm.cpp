@@ -24,7 +24,7 @@ const UOp* strip_cast(const UOp* u) { return u->op == Ops::CAST ? u->src.at(0).g
 }  // namespace
 
 bool Kernel::cpu_gemm_opts(const std::function<bool(const Opt&)>& try_opt) {
-  if (renderer_.has_local() || !reduce_ || reduce_->get<ReduceArg>().op != Ops::ADD) return false;
+  if (renderer_.has_local() || !reduce_ || reduce_count_ != 1 || reduce_->get<ReduceArg>().op != Ops::ADD) return false;
   const UOp* mul = strip_cast(reduce_->src.at(0).get());
   if (mul->op != Ops::MUL || mul->dtype != dtypes::float32 || reduce_->dtype != dtypes::float32) return false;
   const UOp *la = strip_cast(mul->src.at(0).get()), *lb = strip_cast(mul->src.at(1).get());

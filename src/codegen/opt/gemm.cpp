@@ -20,7 +20,7 @@ const UOp* strip_cast(const UOp* u) { return u->op == Ops::CAST ? u->src.at(0).g
 }  // namespace
 
 bool Kernel::gemm_opts(const std::function<bool(const Opt&)>& try_opt) {
-  if (!renderer_.has_local() || !renderer_.async_copies() || !reduce_ || reduce_->get<ReduceArg>().op != Ops::ADD)
+  if (!renderer_.has_local() || !renderer_.async_copies() || !reduce_ || reduce_count_ != 1 || reduce_->get<ReduceArg>().op != Ops::ADD)
     return false;
   const UOp* mul = strip_cast(reduce_->src.at(0).get());
   if (mul->op != Ops::MUL || !mul->dtype.is_float()) return false;

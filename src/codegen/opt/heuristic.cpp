@@ -25,6 +25,24 @@ bool Kernel::tile_shares_loads(int d) const {
 // (an H100: 132 SMs x 2048 threads; a quarter of that already covers its memory latency).
 constexpr int64_t kFillThreads = 65536;
 
+// A multi-reduce kernel (softmax's max inside its sum, a mean inside its variance) reads its input once when the
+// whole reduce dim stays in registers: up to 256 threads of a workgroup take neighbouring 16-byte vectors, each
+// holding at most 32 elements (the rest unrolled, no reduce loop), and every reduce works on the loaded values.
+// With a reduce loop the row is read again from memory for each reduce (an H100 read softmax's 8192-float rows
+// twice when 8 rows of a block looped over them: 188 us, 1.4 TB/s, for the max and the sum).
+bool Kernel::resident_rows(const std::function<bool(const Opt&)>& try_opt, int64_t rsize, int64_t itemsize) {
+  const int64_t w = std::max<int64_t>(1, 16 / itemsize);
+  const int last = first_upcast() - 1 - first_reduce();
+  // (It runs first, on a kernel with no opts, so the steps below only fail where a device allows fewer threads:
+  // then the kernel keeps what applied, still a valid kernel.)
+  for (int64_t group : {256, 128, 64, 32}) {
+    if (rsize % (w * group) != 0 || rsize / group > 32) continue;
+    return (w == 1 || try_opt({OptOps::UNROLL, last, int(w)})) && try_opt({OptOps::GROUP, last, int(group)}) &&
+           (rsize == w * group || try_opt({OptOps::UNROLL, last, 0}));
+  }
+  return false;
+}
+
 void Kernel::group_gpu_reduce(const std::function<bool(const Opt&)>& try_opt) {
   int64_t outputs = 1;
   for (int d = 0; d < first_reduce(); d++) outputs *= full_shape_[size_t(d)];
@@ -51,6 +69,8 @@ void Kernel::group_gpu_reduce(const std::function<bool(const Opt&)>& try_opt) {
     moving_loads += moves;
   }
   const bool matmul_like = broadcast_output && moving_loads >= 2;
+  if (reduce_count_ > 1 && contiguous && first_upcast() - first_reduce() == 1 && resident_rows(try_opt, rsize, itemsize))
+    return;
   if (contiguous && rsize >= 256 && (outputs <= 2048 || !matmul_like)) {
     // Few outputs: a block of 256 threads per output; many: a warp per output (LOCAL dims add outputs to the
     // block later). Each thread first reads 16 bytes at once (a vector of lanes that accumulate apart), and

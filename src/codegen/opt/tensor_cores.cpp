@@ -38,6 +38,7 @@ void Kernel::apply_tc(const Opt& opt) {
   if (!applied_.empty()) fail("a tensor core must be the first opt");
   if (opt.axis != 0) fail("axis picks the tensor core and must be 0");
   if (!reduce_ || reduce_->get<ReduceArg>().op != Ops::ADD) fail("needs a sum");
+  if (reduce_count_ != 1) fail("a multi-reduce kernel");
   // SUM(CAST(MUL(a, b))) or SUM(MUL(CAST(a), CAST(b))) of two loads
   const UOp* mul = strip_cast(reduce_->src.at(0).get());
   if (mul->op != Ops::MUL) fail("needs a sum of products");
