@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -148,28 +149,34 @@ TEST(ReduceFused, RowsAgainstDoubleOnRandomShapes) {
   }
 }
 
+namespace {
+
+// fn applied to every line of x (shape {a, b, c}, row-major) along `axis`, each result written back in its place.
+Vec along_axis(const std::vector<float>& x, const std::array<int64_t, 3>& shape, int axis, const RowFn& fn) {
+  Vec out(x.size());
+  std::array<int64_t, 3> strides{shape[1] * shape[2], shape[2], 1}, idx{};
+  for (idx[0] = 0; idx[0] < shape[0]; idx[0]++)
+    for (idx[1] = 0; idx[1] < shape[1]; idx[1]++)
+      for (idx[2] = 0; idx[2] < shape[2]; idx[2]++) {
+        if (idx[size_t(axis)] != 0) continue;  // one line per position of the other two axes
+        const int64_t base = idx[0] * strides[0] + idx[1] * strides[1] + idx[2] * strides[2];
+        const int64_t step = strides[size_t(axis)], n = shape[size_t(axis)];
+        Vec line;
+        for (int64_t i = 0; i < n; i++) line.push_back(x[size_t(base + i * step)]);
+        Vec o = fn(line);
+        for (int64_t i = 0; i < n; i++) out[size_t(base + i * step)] = o[size_t(i)];
+      }
+  return out;
+}
+
+}  // namespace
+
 TEST(ReduceFused, ReducesAlongAnInnerOrOuterAxis) {
-  // softmax over axis 0 (strided rows) and over the middle axis of a 3-d tensor
+  // softmax over axis 0 (strided rows) and log_softmax over the middle axis of a 3-d tensor
   auto v = tgtest::random_floats(5 * 7 * 3, 5, -3.0f, 3.0f);
   Tensor t(v, {5, 7, 3});
-  std::vector<float> got0 = t.softmax(0).tolist<float>(), got1 = t.log_softmax(1).tolist<float>();
-  Vec want0(v.size()), want1(v.size());
-  for (int64_t j = 0; j < 7; j++)
-    for (int64_t k = 0; k < 3; k++) {
-      Vec col;
-      for (int64_t i = 0; i < 5; i++) col.push_back(v[size_t((i * 7 + j) * 3 + k)]);
-      Vec o = softmax_row(col);
-      for (int64_t i = 0; i < 5; i++) want0[size_t((i * 7 + j) * 3 + k)] = o[size_t(i)];
-    }
-  for (int64_t i = 0; i < 5; i++)
-    for (int64_t k = 0; k < 3; k++) {
-      Vec row;
-      for (int64_t j = 0; j < 7; j++) row.push_back(v[size_t((i * 7 + j) * 3 + k)]);
-      Vec o = log_softmax_row(row);
-      for (int64_t j = 0; j < 7; j++) want1[size_t((i * 7 + j) * 3 + k)] = o[size_t(j)];
-    }
-  expect_close(want0, got0, 2e-5, "softmax(0)");
-  expect_close(want1, got1, 2e-5, "log_softmax(1)");
+  expect_close(along_axis(v, {5, 7, 3}, 0, softmax_row), t.softmax(0).tolist<float>(), 2e-5, "softmax(0)");
+  expect_close(along_axis(v, {5, 7, 3}, 1, log_softmax_row), t.log_softmax(1).tolist<float>(), 2e-5, "log_softmax(1)");
 }
 
 TEST(ReduceFused, InfinitiesAndEmptyRows) {
