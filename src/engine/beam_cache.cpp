@@ -1,8 +1,10 @@
 // BEAM's SQLite cache of winning opts (engine/beam_cache.h).
 #include "engine/beam_cache.h"
 
+#include <chrono>
 #include <cstdio>
 #include <sstream>
+#include <thread>
 
 #include "runtime/cache_dir.h"
 #include "tg/context.h"
@@ -80,6 +82,20 @@ struct Statement {
 
 }  // namespace
 
+// sqlite3_exec, tried again while another connection holds the lock (up to 10 s). The busy timeout does not cover
+// every case: two processes opening a new database at once, one switching it to WAL while the other creates the
+// table, get SQLITE_BUSY at once (seen in CI: a writer of BeamCache.TwoWritersAtOnceLoseNothing opened no cache).
+static int exec_waiting(sqlite3* db, const char* sql, char** err) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  for (;;) {
+    const int rc = sqlite3_exec(db, sql, nullptr, nullptr, err);
+    if ((rc != SQLITE_BUSY && rc != SQLITE_LOCKED) || std::chrono::steady_clock::now() > deadline) return rc;
+    sqlite3_free(*err);
+    *err = nullptr;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
 bool BeamCacheDb::available() { return true; }
 
 BeamCacheDb::BeamCacheDb(const std::filesystem::path& file) : file_(file) {
@@ -96,8 +112,8 @@ BeamCacheDb::BeamCacheDb(const std::filesystem::path& file) : file_(file) {
   // readers go on while one process writes; a killed writer's half transaction is rolled back by the next opener.
   sqlite3_busy_timeout(db, 10000);
   char* err = nullptr;
-  if (sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", nullptr, nullptr, &err) != SQLITE_OK ||
-      sqlite3_exec(db, kSchema, nullptr, nullptr, &err) != SQLITE_OK) {
+  if (exec_waiting(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", &err) != SQLITE_OK ||
+      exec_waiting(db, kSchema, &err) != SQLITE_OK) {
     warn(err ? err : sqlite3_errmsg(db));  // e.g. "file is not a database"
     sqlite3_free(err);
     sqlite3_close(db);
