@@ -42,12 +42,9 @@ if [ "${1:-}" = --fuzz-clang ]; then
   fuzz_clang || { echo "install-deps: no clang >= 16 with libFuzzer; run scripts/install-deps.sh --with-fuzz" >&2; exit 1; }
   exit 0
 fi
-if [ "${1:-}" = --with-fuzz ] && ! fuzz_clang >/dev/null; then
-  # Debian 12's default clang is 14: take its clang-16 then.
-  if apt-cache policy clang-16 2>/dev/null | grep -q 'Candidate: [0-9]'; then need+=(clang-16 libclang-rt-16-dev)
-  else need+=(clang libclang-rt-dev); fi
-fi
-[ ${#need[@]} -eq 0 ] && exit 0
+fuzz_need=0
+[ "${1:-}" = --with-fuzz ] && ! fuzz_clang >/dev/null && fuzz_need=1
+[ ${#need[@]} -eq 0 ] && [ $fuzz_need -eq 0 ] && exit 0
 
 if ! have apt-get; then
   echo "install-deps: missing ${need[*]}; install them with your package manager and run again" >&2
@@ -58,8 +55,16 @@ if [ "$(id -u)" -ne 0 ]; then
   have sudo || { echo "install-deps: missing ${need[*]}; not root and no sudo to install them" >&2; exit 1; }
   sudo=(sudo)
 fi
-echo "install-deps: installing ${need[*]}"
 "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+# Debian 12's default clang is 14: take its clang-16 then. (Asked after the update: a fresh machine's package
+# lists are empty. The policy is read whole first: `grep -q` in a pipe closes it early, and under pipefail the
+# SIGPIPE apt-cache gets reads as "no clang-16".)
+if [ $fuzz_need -eq 1 ]; then
+  policy=$(apt-cache policy clang-16 2>/dev/null || true)
+  if grep -q 'Candidate: [0-9]' <<<"$policy"; then need+=(clang-16 libclang-rt-16-dev)
+  else need+=(clang libclang-rt-dev); fi
+fi
+echo "install-deps: installing ${need[*]}"
 "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}"
 if [ "${1:-}" = --with-fuzz ] && ! fuzz_clang >/dev/null; then
   echo "install-deps: no clang >= 16 that links a libFuzzer target (-fsanitize=fuzzer) after installing ${need[*]}" >&2
