@@ -87,9 +87,10 @@ struct HostFailure {
 // Builds one kernel's AST for the realized node `root`, inlining every non-realized node below it.
 class AstBuilder {
  public:
-  // hostable: realized reduces this kernel may compute itself, as multi-reduce kernels (see can_host).
+  // hostable: realized nodes this kernel may compute itself (see can_host), each with the reduce its own kernel
+  // nests in.
   AstBuilder(const UOp* root, const std::unordered_set<const UOp*>& realize,
-             const std::unordered_set<const UOp*>& hostable)
+             const std::unordered_map<const UOp*, const UOp*>& hostable)
       : root_(root), realize_(realize), hostable_(hostable), kernel_reduce_(nest_reduce(root)) {}
 
   // The AST of `root` seen through `root_st`. Depth-first with an explicit stack (a fused chain can be long),
@@ -139,6 +140,7 @@ class AstBuilder {
   // The kernel's iteration shape: the root's shape, unless a reduce is reached through elementwise ops and
   // reshapes only; then the reduce's output shape (1s at the reduced axes), so its loops nest directly.
   Shape iteration_shape() const { return kernel_reduce_ ? kernel_reduce_->shape : root_->shape; }
+  const UOp* kernel_reduce() const { return kernel_reduce_; }
 
   std::vector<const UOp*> inputs;                           // realized nodes / BUFFERs loaded, DEFINE_GLOBAL 1.. in order
   std::vector<const UOp*> hosted;                           // realized reduces this kernel computes and stores too
@@ -146,7 +148,7 @@ class AstBuilder {
  private:
   const UOp* root_;
   const std::unordered_set<const UOp*>& realize_;
-  const std::unordered_set<const UOp*>& hostable_;
+  const std::unordered_map<const UOp*, const UOp*>& hostable_;
   const UOp* kernel_reduce_;  // the reduce whose loops the kernel's output nests in, if any
   const UOp* reduce_ = nullptr;
 
@@ -156,9 +158,11 @@ class AstBuilder {
   // source). Softmax's max feeds the sum of exp(x - max) this way: one read of x per row, not two kernels.
   // (R may be a reduce followed by elementwise ops, as a mean.)
   bool can_host(const UOp* u, const ShapeTracker& st) const {
-    if (u == root_ || !kernel_reduce_ || !hostable_.count(u) || !realize_.count(u)) return false;
-    const UOp* r = nest_reduce(u);
-    if (!r || r == kernel_reduce_ || !same_loops(r, kernel_reduce_)) return false;
+    if (u == root_ || !kernel_reduce_) return false;
+    auto it = hostable_.find(u);
+    if (it == hostable_.end()) return false;
+    const UOp* r = it->second;
+    if (r == kernel_reduce_ || !same_loops(r, kernel_reduce_)) return false;
     if (std::find(inputs.begin(), inputs.end(), u) != inputs.end()) throw HostFailure{u};  // already loaded
     // (the trackers have the kernel's shape, r's; u may be a reshape of it of the same size)
     const ShapeTracker whole = ShapeTracker::from_shape(r->shape);
@@ -292,6 +296,7 @@ struct BuiltKernel {
   UOpPtr ast;
   std::vector<const UOp*> inputs;
   std::vector<const UOp*> hosted;
+  const UOp* reduce = nullptr;  // the reduce whose loops its output nests in (AstBuilder::kernel_reduce)
 };
 
 class Scheduler {
@@ -345,7 +350,7 @@ class Scheduler {
   // later kernel (AstBuilder::can_host): then that kernel computes and stores it, and its own kernel is dropped.
   std::vector<BuiltKernel> build_kernels() {
     std::vector<BuiltKernel> out;
-    std::unordered_set<const UOp*> hostable;
+    std::unordered_map<const UOp*, const UOp*> hostable;  // node -> the reduce its kernel nests in
     std::unordered_set<const UOp*> hosted;
     for (const UOp* u : topo_) {
       if (!realize_.count(u)) continue;
@@ -354,7 +359,7 @@ class Scheduler {
         hostable.erase(r);
         hosted.insert(r);
       }
-      if (u->op != Ops::ASSIGN && u->op != Ops::COPY && k.hosted.empty() && !not_hostable_.count(u)) hostable.insert(u);
+      if (k.reduce && u->op != Ops::ASSIGN && k.hosted.empty() && !not_hostable_.count(u)) hostable.emplace(u, k.reduce);
       out.push_back(std::move(k));
     }
     if (!hosted.empty()) std::erase_if(out, [&](const BuiltKernel& k) { return hosted.count(k.root) > 0; });
@@ -511,7 +516,7 @@ class Scheduler {
     return nullptr;
   }
 
-  BuiltKernel build_kernel(const UOp* u, const std::unordered_set<const UOp*>& hostable) {
+  BuiltKernel build_kernel(const UOp* u, const std::unordered_map<const UOp*, const UOp*>& hostable) {
     if (u->op == Ops::COPY) return {u, u->ptr(), {base_of(u->src[1].get())}, {}};
     AstBuilder b(u, realize_, hostable);
     UOpPtr value;
@@ -529,7 +534,7 @@ class Scheduler {
     auto out = UOp::make(Ops::DEFINE_GLOBAL, u->dtype.pointer(), {}, int64_t(0));
     auto view = UOp::make(Ops::VIEW, dtypes::void_, {}, out_st);
     std::vector<UOpPtr> stores{UOp::make(Ops::STORE, dtypes::void_, {out, view, value})};
-    if (b.hosted.empty()) return {u, UOp::make(Ops::SINK, dtypes::void_, stores), b.inputs, {}};
+    if (b.hosted.empty()) return {u, UOp::make(Ops::SINK, dtypes::void_, stores), b.inputs, {}, b.kernel_reduce()};
     // Hosted reduces are outputs 1..h, stored through the same view (they have the kernel reduce's shape); the
     // inputs move up behind them. (Building a hosted value may host another: the loop reads the size each time.)
     std::vector<UOpPtr> hosted_values;
@@ -547,7 +552,7 @@ class Scheduler {
       auto buf = UOp::make(Ops::DEFINE_GLOBAL, r->dtype.pointer(), {}, i + 1);
       stores.push_back(UOp::make(Ops::STORE, dtypes::void_, {buf, view, shift(hosted_values[size_t(i)])}));
     }
-    return {u, UOp::make(Ops::SINK, dtypes::void_, std::move(stores)), b.inputs, b.hosted};
+    return {u, UOp::make(Ops::SINK, dtypes::void_, std::move(stores)), b.inputs, b.hosted, b.kernel_reduce()};
   }
 
   Schedule emit(const UOpPtr& sink, const std::vector<BuiltKernel>& kernels) {
