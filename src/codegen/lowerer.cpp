@@ -419,15 +419,43 @@ class Lowerer {
     }
     if (hits != 1) return nullptr;
     UOpPtr base = subst(idx, c, 0);
-    // GPUs load a vector only from an address aligned to its size: the base must be a provable multiple of
-    // the width (buffers themselves start aligned).
-    if (ren_.aligned_vectors()) {
-      auto bl = linearize(base);
-      if (!bl || bl->c % W_ != 0) return nullptr;
-      for (auto& t : bl->terms)
-        if (t.coef % W_ != 0) return nullptr;
+    return aligned(base, W_) ? base : nullptr;
+  }
+
+  // On a GPU, a load that is one scalar per combination but steps by exactly 1 along an upcast dim other than
+  // the vector dim (a matmul's A tile along K, while the vector dim runs along N) is read as runs of `width`
+  // values (float4, half8: one 16-byte load instead of four or eight), each value a GEP of its run's load.
+  struct LoadRun {
+    size_t ua = 0;      // the upcast dim (ua_ index) the run steps along
+    int64_t width = 1;  // 1: no runs
+  };
+  LoadRun load_run(const UOpPtr& idx, const UOpPtr& valid, uint64_t mask, DType dt) const {
+    if (!ren_.has_local() || dt.count != 1 || dt.ptr || !ren_.vectorizes(Ops::LOAD, dt)) return {};
+    auto lin = linearize(idx);
+    if (!lin) return {};
+    for (size_t i = 0; i < ua_.size(); i++) {
+      if (!(mask >> i & 1) || contains(valid, ua_[i].ph.get())) continue;
+      int64_t coef = 0;
+      bool other = false;
+      for (auto& t : lin->terms) {
+        if (t.x == ua_[i].ph) coef = t.coef;
+        else other |= contains(t.x, ua_[i].ph.get());
+      }
+      if (coef != 1 || other) continue;
+      for (int64_t w : {16 / int64_t(dt.itemsize()), int64_t(4), int64_t(2)})
+        if (w > 1 && ua_[i].size % w == 0 && ren_.vector_width_ok(int(w), dt)) return {i, w};
     }
-    return base;
+    return {};
+  }
+  // Whether index `base` is a provable multiple of `width` (GPUs read a vector only from an address aligned to
+  // its size; buffers themselves start aligned).
+  bool aligned(const UOpPtr& base, int64_t width) const {
+    if (!ren_.aligned_vectors()) return true;
+    auto bl = linearize(base);
+    if (!bl || bl->c % width != 0) return false;
+    for (auto& t : bl->terms)
+      if (t.coef % width != 0) return false;
+    return true;
   }
 
   // `after`: the node a load of shared memory waits for (its third source); such loads are never gated.
@@ -484,10 +512,27 @@ class Lowerer {
         }
         in.mask = deps(idx) | deps(valid);
         UOpPtr zero = UOp::const_(u->dtype, 0);
+        const LoadRun run = load_run(idx, valid, in.mask, u->dtype);
+        std::unordered_map<int64_t, UOpPtr> run_loads;  // the combination at a run's start -> its vector load
         for (int64_t k = 0; k < count(in.mask); k++) {
           Combo cb = decode(in.mask, k);
           UOpPtr ic = subst(idx, cb), vc = subst(valid, cb);
           if (!contains(ic, vph_.get()) && !contains(vc, vph_.get())) {
+            if (run.width > 1) {
+              Combo start = cb;
+              start[run.ua] -= cb[run.ua] % run.width;
+              auto [it, fresh] = run_loads.try_emplace(key(in.mask, start));
+              if (fresh) {
+                UOpPtr base = cb == start ? ic : subst(idx, start);
+                const DType vdt = u->dtype.vec(int(run.width));
+                if (aligned(base, run.width))
+                  it->second = load(buf, vdt, base, vc, UOp::make(Ops::VECTORIZE, vdt, std::vector<UOpPtr>(size_t(run.width), zero)), after);
+              }
+              if (it->second) {
+                in.vals.push_back(Val{UOp::make(Ops::GEP, u->dtype, {it->second}, cb[run.ua] % run.width), {}});
+                continue;
+              }
+            }
             in.vals.push_back(Val{load(buf, u->dtype, ic, vc, zero, after), {}});
             continue;
           }
@@ -713,39 +758,79 @@ class Lowerer {
     const Shape& fs = k_.full_shape();
     UOpPtr slot = ci(0);
     for (size_t d : thread_dims_) slot = slot * ci(fs[d]) + dims_[d];
-    // a buffer per grouped reduce: a second one (another output lane, or a reduce that reads this one's total)
-    // must not overwrite partials that sibling threads may still be reading
-    UOpPtr temp = UOp::make(Ops::DEFINE_LOCAL, part->dtype.pointer(true), {},
+    slot = simplify(slot);
+    UOpPtr partials = shared_partials(part, slot, nullptr);
+    const size_t last = group_dims_.back();
+    // One GROUP dim of many siblings (a row of 256 threads): every thread reading all 256 partials is 256
+    // shared loads per warp and reduce, which an H100's softmax rows spent most of their time on. Instead the
+    // first `n1` threads each reduce `n2` partials (thread i: i, i + n1, ...; neighbouring threads read
+    // neighbouring banks) into a second buffer, and after a barrier every thread reads those n1: n1 + n2 loads.
+    if (group_dims_.size() == 1 && fs[last] >= 64) {
+      const int64_t n = fs[last], n2 = n >= 256 ? 16 : 8, n1 = n / n2;
+      if (n % n2 == 0) {
+        const UOpPtr& g = dims_[last];
+        std::vector<Val> run;
+        for (int64_t j = 0; j < n2; j++)
+          run.push_back(Val{load_sibling(partials, slot, part->dtype, g, mod(g, ci(n1)) + ci(n1 * j)), {}});
+        UOpPtr runs = shared_partials(tree(op, part->dtype, std::move(run)).one, slot, lt(g, n1));
+        return sibling_reduce(op, runs, slot, part->dtype, n1);
+      }
+    }
+    return sibling_reduce(op, partials, slot, part->dtype, fs[last]);
+  }
+
+  // A buffer of shared memory per store (a second grouped reduce, another output lane, or a reduce that reads
+  // this one's total, must not overwrite partials that sibling threads may still be reading); `x` is stored at
+  // the thread's slot (where `gate` holds), and the result is the barrier after the store.
+  UOpPtr shared_partials(const UOpPtr& x, const UOpPtr& slot, const UOpPtr& gate) {
+    UOpPtr temp = UOp::make(Ops::DEFINE_LOCAL, x->dtype.pointer(true), {},
                             NamedRange{"temp" + std::to_string(group_temps_++), 0, k_.local_size() - 1});
-    UOpPtr store = UOp::make(Ops::STORE, dtypes::void_, {temp, simplify(slot), part});
-    UOpPtr barrier = UOp::make(Ops::BARRIER, dtypes::void_, {store});
-    // The siblings of the last GROUP dim are read `unroll` at a time and combined in a tree: each thread reads
-    // every partial, and one dependent load-and-add per partial (256 of them) kept an H100's softmax rows waiting.
+    std::vector<UOpPtr> s{temp, slot, x};
+    if (gate) s.push_back(simplify(gate));
+    return UOp::make(Ops::BARRIER, dtypes::void_, {UOp::make(Ops::STORE, dtypes::void_, std::move(s))});
+  }
+  // The value a sibling stored before `barrier`: the slot with the thread's own index `g` (of the last GROUP
+  // dim) replaced by `sibling`.
+  UOpPtr load_sibling(const UOpPtr& barrier, const UOpPtr& slot, DType dt, const UOpPtr& g, const UOpPtr& sibling) {
+    UOpPtr idx = simplify(substitute(slot, [&](const UOp* u) -> UOpPtr { return u == g.get() ? sibling : nullptr; }));
+    const UOpPtr& temp = barrier->src.at(0)->src.at(0);
+    return UOp::make(Ops::LOAD, dt, {temp, idx, barrier});
+  }
+  // Every thread reduces the values its siblings stored before `barrier`: the first `n` indices of the last
+  // GROUP dim and every index of the others. The last dim's siblings are read `unroll` at a time and combined
+  // in a tree (one dependent load-and-add per value kept an H100's rows waiting).
+  UOpPtr sibling_reduce(Ops op, const UOpPtr& barrier, const UOpPtr& slot, DType dt, int64_t n) {
+    const Shape& fs = k_.full_shape();
     const size_t last = group_dims_.back();
     int64_t unroll = 1;
     for (int64_t u : {16, 8, 4, 2})
-      if (fs[last] % u == 0 && fs[last] > u) {
+      if (n % u == 0 && n >= u) {
         unroll = u;
         break;
       }
     std::vector<UOpPtr> loops;
     std::unordered_map<const UOp*, UOpPtr> to_loop;
     for (size_t d : group_dims_) {
-      loops.push_back(UOp::make(Ops::RANGE, idx_dt_, {ci(0), ci(d == last ? fs[d] / unroll : fs[d])}, fresh_id()));
+      const int64_t size = d == last ? n / unroll : fs[d];
+      if (size == 1 && d == last) continue;  // the unrolled values cover it
+      loops.push_back(UOp::make(Ops::RANGE, idx_dt_, {ci(0), ci(size)}, fresh_id()));
       to_loop[dims_[d].get()] = loops.back();
     }
+    const UOp* g = dims_[last].get();
     std::vector<Val> loads;
     for (int64_t j = 0; j < unroll; j++) {
-      UOpPtr sibling = simplify(substitute(slot, [&](const UOp* u) -> UOpPtr {
+      UOpPtr idx = simplify(substitute(slot, [&](const UOp* u) -> UOpPtr {
+        if (u == g) return to_loop.count(g) ? to_loop[g] * ci(unroll) + ci(j) : ci(j);
         auto it = to_loop.find(u);
-        if (it == to_loop.end()) return nullptr;
-        return u == dims_[last].get() ? it->second * ci(unroll) + ci(j) : it->second;
+        return it == to_loop.end() ? nullptr : it->second;
       }));
-      loads.push_back(Val{UOp::make(Ops::LOAD, part->dtype, {temp, sibling, barrier}), {}});
+      loads.push_back(Val{UOp::make(Ops::LOAD, dt, {barrier->src.at(0)->src.at(0), idx, barrier}), {}});
     }
-    std::vector<UOpPtr> s{tree(op, part->dtype, std::move(loads)).one};
+    UOpPtr value = tree(op, dt, std::move(loads)).one;
+    if (loops.empty()) return value;
+    std::vector<UOpPtr> s{value};
     s.insert(s.end(), loops.begin(), loops.end());
-    return UOp::make(Ops::REDUCE, part->dtype, std::move(s), int64_t(op));
+    return UOp::make(Ops::REDUCE, dt, std::move(s), int64_t(op));
   }
 
   void lower_store(const UOp* u, std::vector<UOpPtr>& stores) {

@@ -501,12 +501,14 @@ std::string CStyleRenderer::render(const std::string& name, const std::vector<UO
     inlined[i] = ok;
   }
 
-  // 16-bit float loads read only by tensor cores stay 16-bit (no round trip through float registers).
+  // 16-bit float loads (and lanes of 16-bit vector loads) read only by tensor cores stay 16-bit (no round trip
+  // through float registers).
   std::vector<char> raw16(n, 0);
   for (size_t i = 0; i < n; i++) {
     const UOp& u = *uops[i];
-    if (u.op == Ops::LOAD && u.src.size() == 2 && (u.dtype == dtypes::float16 || u.dtype == dtypes::bfloat16))
-      raw16[i] = 1;
+    const bool b16 = u.dtype == dtypes::float16 || u.dtype == dtypes::bfloat16;
+    if (b16 && u.op == Ops::LOAD && u.src.size() == 2) raw16[i] = 1;
+    if (b16 && u.op == Ops::GEP && u.src[0]->op == Ops::LOAD) raw16[i] = 1;
   }
   for (size_t i = 0; i < n; i++)
     if (uops[i]->op != Ops::WMMA)
@@ -690,6 +692,7 @@ std::string CStyleRenderer::render(const std::string& name, const std::vector<UO
           e = render_ldmatrix_lane(a.at(0), u.get<int64_t>(), u.dtype);
         else if (u.op == Ops::GEP && u.src[0]->op == Ops::WGMMA)
           e = a.at(0) + "[" + std::to_string(u.get<int64_t>()) + "]";
+        else if (u.op == Ops::GEP && raw16[i]) e = render_raw16_gep(a.at(0), u.get<int64_t>());
         else if (u.op == Ops::GEP) e = render_gep(a.at(0), u.get<int64_t>(), u.src[0]->dtype);
         else e = render_alu(u, a, pre);
         // (a lane of an LDMATRIX is a cheap view of its registers, mostly read as registers by WMMAs)
@@ -700,7 +703,7 @@ std::string CStyleRenderer::render(const std::string& name, const std::vector<UO
         }
         bool is_cast = u.op == Ops::CAST || u.op == Ops::BITCAST || u.op == Ops::VECTORIZE;
         r[i] = fresh(is_cast ? "cast" : u.op == Ops::GEP ? "gep" : "alu");
-        line(type_name(u.dtype) + " " + r[i] + " = " + e + ";");
+        line((raw16[i] ? buffer_type_name(u.dtype) : type_name(u.dtype)) + " " + r[i] + " = " + e + ";");
       }
     }
   }

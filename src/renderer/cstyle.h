@@ -79,6 +79,8 @@ class CStyleRenderer : public Renderer {
   virtual std::string render_gep(const std::string& vec, int64_t i) const;
   // Lane i of a vector of vec_dtype as a value (the default: render_gep(vec, i)).
   virtual std::string render_gep(const std::string& vec, int64_t i, DType vec_dtype) const { return render_gep(vec, i); }
+  // Lane i of a 16-bit float vector as the 16-bit value itself (a tensor core's operand: no widening).
+  virtual std::string render_raw16_gep(const std::string& vec, int64_t i) const { return render_gep(vec, i); }
 
   // ---- launch indices ----
   // A SPECIAL that is a kernel parameter (the CPU's core_id) rather than a computed index; such

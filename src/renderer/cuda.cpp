@@ -313,6 +313,10 @@ std::string CUDARenderer::render_gep(const std::string& vec, int64_t i, DType ve
   return std::string(is_half(vec_dtype) ? "__half2float(" : "__bfloat162float(") + vec + ".v[" + std::to_string(i) + "])";
 }
 
+std::string CUDARenderer::render_raw16_gep(const std::string& vec, int64_t i) const {
+  return vec + ".v[" + std::to_string(i) + "]";
+}
+
 std::string CUDARenderer::render_gep(const std::string& vec, int64_t i) const {
   if (i < 0 || i > 3) throw Error("render: CUDA vector lane " + std::to_string(i) + " (CUDA vectors have x, y, z, w)");
   return vec + "." + "xyzw"[i];

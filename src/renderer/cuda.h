@@ -54,6 +54,7 @@ class CUDARenderer : public CStyleRenderer {
   std::string render_vectorize(DType dt, const std::vector<std::string>& elems, Prelude& pre) const override;
   std::string render_gep(const std::string& vec, int64_t i) const override;
   std::string render_gep(const std::string& vec, int64_t i, DType vec_dtype) const override;
+  std::string render_raw16_gep(const std::string& vec, int64_t i) const override;
   std::string render_special(const SpecialArg& s) const override;
   std::string render_barrier() const override { return "__syncthreads();"; }
   std::string render_wmma(const UOp& u, const std::vector<std::string>& operands, const std::vector<bool>& raw,

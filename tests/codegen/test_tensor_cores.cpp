@@ -134,8 +134,9 @@ TEST(TensorCores, CudaSourceUsesMma) {
       tg::Context off({{"TC_STAGES", 0}});
       std::string direct = render(k, cuda);
       EXPECT_FALSE(has(direct, "ldmatrix")) << direct;
-      EXPECT_TRUE(has(direct, t == dt::float16 ? "half val0 = data1[" : "__nv_bfloat16 val0 = data1[")) << direct;
-      EXPECT_FALSE(has(direct, "__float2half_rn(val")) << direct;
+      // (A's pairs along K are read as one 4-byte vector, its lanes taken as 16-bit values)
+      EXPECT_TRUE(has(direct, t == dt::float16 ? "half gep0 = val0.v[0];" : "__nv_bfloat16 gep0 = val0.v[0];")) << direct;
+      EXPECT_FALSE(has(direct, "_rn(val") || has(direct, "_rn(gep")) << direct;
     }
     EXPECT_TRUE(has(src, "__launch_bounds__(32)") || has(src, "__launch_bounds__(64)") ||
                 has(src, "__launch_bounds__(128)"))

@@ -128,8 +128,10 @@ TEST(CudaRender, GroupedReduceUsesSharedMemoryAndABarrier) {
   std::string src = render(k, cuda);
   EXPECT_TRUE(has(src, "(*((float4*)(data1+")) << "16-byte loads: " << src;
   EXPECT_TRUE(has(src, "extern __shared__ __align__(1024) unsigned char tg_smem[];")) << src;
-  EXPECT_TRUE(has(src, "float* temp0 = reinterpret_cast<float*>(tg_smem + 0);")) << src;
-  EXPECT_EQ(tg::shared_bytes(tg::linearize_kernel(tg::lower_kernel(k))), 256 * 4);
+  EXPECT_TRUE(has(src, "float* temp0 = reinterpret_cast<float*>(tg_smem + ")) << src;
+  // two stages: 16 threads each reduce 16 of the 256 partials, then every thread reads those 16
+  EXPECT_EQ(tg::shared_bytes(tg::linearize_kernel(tg::lower_kernel(k))), 2 * 256 * 4);
+  EXPECT_TRUE(has(src, "if (lidx0<16) { temp1[lidx0] = ")) << src;
   EXPECT_TRUE(has(src, "__syncthreads();")) << src;
   EXPECT_TRUE(has(src, "if (lidx0<1) { data0[0] = ")) << "one thread writes the total: " << src;
 }
