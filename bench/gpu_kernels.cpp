@@ -1,11 +1,13 @@
 // GPU kernels against PyTorch on the same GPU, in one run: matmul (fp16, bf16, fp32 without tf32), add (fp32, fp16) and
 // sum of 2^28 floats, softmax, log_softmax and layernorm 8192^2, conv2d 3x3 fp16. Our figure is kernel time (CUDA events around each
 // kernel, PROFILE=1, summed over the kernels of the op), the median of `reps` runs on random data; torch's
-// comes from bench/gpu_kernels_torch.py (CUDA events too), run by this program when python3 has torch.
+// comes from bench/gpu_kernels_torch.py (CUDA events too), run by this program when python3 has torch, and with
+// TINYGRAD=1 upstream tinygrad's from bench/gpu_kernels_tinygrad.py (its own kernel timing; BEAM=n searches).
 // Memory-bound rows also show the % of a device-to-device copy's bandwidth (torch's copy_, same run).
 //
 //   bench/gpu_kernels [reps] [filter]       DEV picks the device (default: the best, CUDA on a GPU machine);
-//                                            TORCH=0 skips the torch column. Never fails on time.
+//                                            TORCH=0 skips the torch column, TINYGRAD=1 adds upstream
+//                                            tinygrad's. Never fails on time.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -133,13 +135,12 @@ double sum_relative_error() {
   return std::fabs(double(x.sum().item<float>()) - want) / want;
 }
 
-// torch's figures: "name seconds" lines from bench/gpu_kernels_torch.py ("copy" is its D2D copy).
-std::map<std::string, double> torch_seconds(int reps) {
+// A peer's figures: "name<TAB>seconds" lines printed by one of bench/'s scripts (torch's: gpu_kernels_torch.py,
+// whose "copy" row is its D2D copy; upstream tinygrad's: gpu_kernels_tinygrad.py).
+std::map<std::string, double> peer_seconds(const std::string& script, int reps, const std::string& filter) {
   std::map<std::string, double> out;
-  const char* t = std::getenv("TORCH");
-  if (t && std::string(t) == "0") return out;
-  std::string cmd = std::string("python3 ") + TG_SOURCE_DIR + "/bench/gpu_kernels_torch.py " + std::to_string(reps) +
-                    " 2>/dev/null";
+  std::string cmd = "python3 " + std::string(TG_SOURCE_DIR) + "/bench/" + script + " " + std::to_string(reps) + " '" +
+                    filter + "' 2>/dev/null";
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return out;
   char line[512];
@@ -153,25 +154,47 @@ std::map<std::string, double> torch_seconds(int reps) {
   return out;
 }
 
+bool env_on(const char* name, bool dflt) {
+  const char* v = std::getenv(name);
+  return v ? std::string(v) != "0" : dflt;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int reps = argc > 1 ? std::max(1, std::atoi(argv[1])) : 10;
   std::string filter = argc > 2 ? argv[2] : "";
+  for (char c : filter)
+    if (c == '\'') return std::fprintf(stderr, "gpu_kernels: a filter may not contain a quote\n"), 2;
   std::printf("device %s, %d reps, median kernel time\n", tg::default_device().c_str(), reps);
-  std::map<std::string, double> torch = torch_seconds(reps);
+  std::map<std::string, double> torch, tinygrad;
+  if (env_on("TORCH", true)) torch = peer_seconds("gpu_kernels_torch.py", reps, "");
   if (torch.empty()) std::printf("(no torch figures: python3 with torch and a GPU not found, or TORCH=0)\n");
+  const bool with_tinygrad = env_on("TINYGRAD", false);
+  if (with_tinygrad) {
+    tinygrad = peer_seconds("gpu_kernels_tinygrad.py", reps, filter);
+    if (tinygrad.empty()) std::printf("(no tinygrad figures: python3 with tinygrad and a GPU not found)\n");
+  }
   const double copy_s = torch.count("copy") ? torch["copy"] : 0;
   const double copy_gbs = copy_s > 0 ? 2.0 * 4 * double(int64_t(1) << 28) / copy_s / 1e9 : 0;
   if (copy_gbs > 0) std::printf("torch device-to-device copy of 2^28 floats: %.0f GB/s\n", copy_gbs);
-  std::printf("%-30s %12s %12s %12s %8s %8s\n", "work", "tinygrad.cpp", "torch", "unit", "ratio", "% copy");
+  std::printf("%-30s %12s %12s", "work", "tinygrad.cpp", "torch");
+  if (with_tinygrad) std::printf(" %12s", "tinygrad");
+  std::printf(" %8s %9s", "unit", "vs torch");
+  if (with_tinygrad) std::printf(" %11s", "vs tinygrad");
+  std::printf(" %8s\n", "% copy");
   for (const Row& r : rows()) {
     if (!filter.empty() && r.name.find(filter) == std::string::npos) continue;
     double ours = median_kernel_seconds(reps, r.setup());
     auto rate = [&](double s) { return s > 0 ? r.work / s / (r.memory ? 1e9 : 1e12) : 0.0; };
-    double theirs = torch.count(r.name) ? torch[r.name] : 0;
-    std::printf("%-30s %12.1f %12.1f %12s %7.1f%%", r.name.c_str(), rate(ours), rate(theirs),
-                r.memory ? "GB/s" : "TFLOPS", theirs > 0 ? 100.0 * theirs / ours : 0.0);
+    auto ratio = [&](const std::map<std::string, double>& peer) {
+      return peer.count(r.name) && peer.at(r.name) > 0 ? peer.at(r.name) / ours : 0.0;
+    };
+    const double theirs = torch.count(r.name) ? torch[r.name] : 0;
+    std::printf("%-30s %12.1f %12.1f", r.name.c_str(), rate(ours), rate(theirs));
+    if (with_tinygrad) std::printf(" %12.1f", rate(tinygrad.count(r.name) ? tinygrad[r.name] : 0));
+    std::printf(" %8s %8.2fx", r.memory ? "GB/s" : "TFLOPS", ratio(torch));
+    if (with_tinygrad) std::printf(" %10.2fx", ratio(tinygrad));
     if (r.memory && copy_gbs > 0) std::printf(" %7.1f%%", 100.0 * rate(ours) / copy_gbs);
     std::printf("\n");
     std::fflush(stdout);
