@@ -1,0 +1,57 @@
+// Which dims of a kernel's full shape become loops, launch indices (SPECIAL) or upcast placeholders is decided by
+// the Lowerer's constructor from these two facts: the GPU launch axis of each dim, and the index dtype.
+#include <algorithm>
+
+#include "codegen/lowerer_internal.h"
+#include "shape/indexing.h"
+#include "tg/error.h"
+#include "uop/pattern.h"
+#include "uop/symbolic.h"
+#include "uop/symbolic_linear.h"
+
+namespace tg::lowering {
+
+std::vector<std::optional<SpecialArg>> launch_axes(const Kernel& k) {
+  const Shape& fs = k.full_shape();
+  std::vector<std::optional<SpecialArg>> axes(fs.size());
+  if (!k.renderer().has_local()) return axes;
+  const int lane_t = k.dim_of(TcRole::LANE_T), lane_g = k.dim_of(TcRole::LANE_G);
+  int g = 0, l = lane_t >= 0 ? 1 : 0;
+  for (size_t d = fs.size(); d-- > 0;) {
+    if (int(d) == lane_t || int(d) == lane_g)
+      axes[d] = SpecialArg{LaunchAxis::LOCAL, 0, TensorCore::kLanes};
+    else if (k.kinds()[d] == AxisKind::LOCAL || k.kinds()[d] == AxisKind::GROUP)
+      axes[d] = SpecialArg{LaunchAxis::LOCAL, l++, fs[d]};
+    if (k.kinds()[d] == AxisKind::LOOP && g < 3 && fs[d] <= (g == 0 ? int64_t(INT32_MAX) : 65535))
+      axes[d] = SpecialArg{LaunchAxis::GROUP, g++, fs[d]};
+  }
+  return axes;
+}
+
+DType index_dtype(const Kernel& k, const UOpPtr& ast) {
+  constexpr int64_t lim = INT32_MAX;
+  auto fits = [](int64_t v) { return v <= lim && v >= -lim; };
+  for (int64_t s : k.full_shape())
+    if (!fits(s)) return dtypes::int64;
+  for (const UOp* u : toposort(ast)) {
+    if (u->op != Ops::VIEW) continue;
+    const auto& views = u->get<ShapeTracker>().views;
+    for (size_t i = 0; i < views.size(); i++) {
+      const View& v = views[i];
+      if (i + 1 < views.size() && !fits(prod(v.shape))) return dtypes::int64;
+      int64_t lo = v.offset, hi = v.offset;
+      for (size_t d = 0; d < v.shape.size(); d++) {
+        if (v.shape[d] == 0) break;  // an empty view reads nothing
+        // |(s-1)*stride| of a checked shape and its strides stays far below int64's overflow for any real
+        // buffer; __int128 keeps a forged view from wrapping into a small value.
+        __int128 ext = __int128(v.shape[d] - 1) * v.strides[d];
+        __int128 nl = __int128(lo) + (ext < 0 ? ext : 0), nh = __int128(hi) + (ext > 0 ? ext : 0);
+        if (nl < -lim || nh > lim) return dtypes::int64;
+        lo = int64_t(nl), hi = int64_t(nh);
+      }
+    }
+  }
+  return dtypes::int32;
+}
+
+}  // namespace tg::lowering

@@ -1,0 +1,134 @@
+// Tensor-core reduces (the kernel's TcSetup, codegen/opt/tensor_cores.cpp): a sum of A*B lowered to WMMA
+// (mma.sync) tiles with operands in registers or LDMATRIX fragments, or on Hopper to WGMMA tiles reading shared
+// memory (codegen/staging.h).
+#include <algorithm>
+
+#include "codegen/lowerer_internal.h"
+#include "tg/error.h"
+#include "uop/pattern.h"
+#include "uop/symbolic.h"
+#include "uop/symbolic_linear.h"
+
+namespace tg::lowering {
+
+size_t Lowerer::ua_of_dim(int d) const {
+  for (size_t i = 0; i < ua_.size(); i++)
+    if (int(ua_[i].dim) == d) return i;
+  throw Error("lower: dim " + std::to_string(d) + " is not an upcast dim");
+}
+
+void Lowerer::lower_tc_reduce(const UOp* u, Info& in) {
+  const TcSetup& tcs = *k_.tensor_core();
+  const UOp *la = nullptr, *lb = nullptr;
+  for (const UOp* x : toposort(u->src.at(0)))
+    if (x->op == Ops::LOAD) {
+      if (x->src.at(1)->get<ShapeTracker>() == k_.sts()[tcs.a])
+        la = x;
+      else if (x->src.at(1)->get<ShapeTracker>() == k_.sts()[tcs.b])
+        lb = x;
+    }
+  if (!la || !lb) throw Error("lower: the tensor core's loads are not under the reduce");
+  const size_t mhi = ua_of(TcRole::M_HI), nlo = ua_of(TcRole::N_LO);
+  const size_t khi = ua_of(TcRole::K_HI), klo = ua_of(TcRole::K_LO), kmid = ua_of(TcRole::K_MID);
+  const uint64_t tc_unroll = (uint64_t(1) << khi) | (uint64_t(1) << klo) | (uint64_t(1) << kmid);
+  const uint64_t other_unroll = unroll_mask_ & ~tc_unroll;
+  in.mask = ((info_.at(la).mask | info_.at(lb).mask) & ~unroll_mask_) | (uint64_t(1) << mhi) | (uint64_t(1) << nlo);
+  // A and B through shared memory where the kernel allows (codegen/tc_staging.h)
+  std::optional<Staging> staging;
+  if (reduce_ranges_.size() == 1)
+    staging = Staging::plan({k_, dims_, reduce_ranges_[0], {tcs.a, tcs.b}, {la->src[0], lb->src[0]}});
+  // WGMMA: one per warpgroup, tile and K step; its lanes are C's registers 4 j + 2 M_HI + N_LO (j: n-tile dim)
+  const bool wg = staging && staging->wgmma();
+  std::vector<size_t> jx;  // the n-tile dims (ua_ indices), innermost first
+  if (wg)
+    for (int d : staging->ntile_dims()) jx.push_back(ua_of_dim(d));
+  auto ntile = [&](const Combo& cb) {  // j, the 8-column tile of the WGMMA's n
+    int64_t j = 0;
+    for (size_t i = jx.size(); i-- > 0;) j = j * ua_[jx[i]].size + cb[jx[i]];
+    return j;
+  };
+  std::unordered_map<int64_t, std::vector<UOpPtr>> tiles;  // tile (M_HI = N_LO = 0) -> C's lanes
+  for (int64_t k = 0; k < count(in.mask); k++) {
+    Combo cb = decode(in.mask, k), base = cb;
+    base[mhi] = base[nlo] = 0;
+    for (size_t x : jx) base[x] = 0;
+    auto [it, fresh] = tiles.try_emplace(key(in.mask, base));
+    if (fresh && wg)
+      it->second = wgmma_tile(tcs, la, lb, base, other_unroll, *staging);
+    else if (fresh)
+      it->second = wmma_tile(tcs.tc, la, lb, base, other_unroll, {mhi, khi, klo}, staging ? &*staging : nullptr);
+    UOpPtr v = it->second.at(size_t(cb[nlo] + 2 * cb[mhi] + 4 * ntile(cb)));
+    if (!reduce_ranges_.empty()) {
+      std::vector<UOpPtr> s{v};
+      s.insert(s.end(), reduce_ranges_.begin(), reduce_ranges_.end());
+      v = UOp::make(Ops::REDUCE, v->dtype, std::move(s), int64_t(Ops::ADD));
+    }
+    in.vals.push_back(Val{v, {}});
+  }
+}
+
+std::vector<UOpPtr> Lowerer::wgmma_tile(const TcSetup& tcs, const UOp* la, const UOp* lb, const Combo& base,
+                                        uint64_t other_unroll, const Staging& staging) {
+  const StagingInput sin{k_, dims_, reduce_ranges_[0], {tcs.a, tcs.b}, {la->src[0], lb->src[0]}};
+  const UOpPtr off_a = staging.wgmma_offset(sin, 0), off_b = staging.wgmma_offset(sin, 1);
+  int n = 8;
+  for (int d : staging.ntile_dims()) n *= int(k_.full_shape()[size_t(d)]);
+  std::vector<UOpPtr> c(size_t(n / 2), UOp::const_(tcs.tc.acc, 0));
+  const int64_t steps = count(other_unroll);
+  for (int64_t j = 0; j < steps; j++) {
+    Combo cb = base, uc = decode(other_unroll, j);
+    for (size_t i = 0; i < ua_.size(); i++)
+      if (other_unroll >> i & 1) cb[i] = uc[i];
+    const WgmmaArg arg{
+        n, tcs.tc.in == dtypes::bfloat16, staging.wgmma_operand(0), staging.wgmma_operand(1), j == 0, j + 1 == steps};
+    std::vector<UOpPtr> srcs{staging.buffer(0), subst(off_a, cb), staging.buffer(1), subst(off_b, cb), staging.after()};
+    srcs.insert(srcs.end(), c.begin(), c.end());
+    UOpPtr w = UOp::make(Ops::WGMMA, tcs.tc.acc.vec(n / 2), std::move(srcs), arg.pack());
+    for (int i = 0; i < n / 2; i++) c[size_t(i)] = UOp::make(Ops::GEP, tcs.tc.acc, {w}, int64_t(i));
+  }
+  return c;
+}
+
+std::vector<UOpPtr> Lowerer::wmma_tile(const TensorCore& tc, const UOp* la, const UOp* lb, const Combo& base,
+                                       uint64_t other_unroll, std::array<size_t, 3> mhi_khi_klo,
+                                       const Staging* staging) {
+  // (plain variables, not structured bindings: lambdas below capture them, which clang accepts from 16 on)
+  const size_t mhi = mhi_khi_klo[0], khi = mhi_khi_klo[1], klo = mhi_khi_klo[2];
+  std::vector<UOpPtr> c(TensorCore::kC, UOp::const_(tc.acc, 0));
+  auto reg = [&](const UOp* load, Combo cb) {
+    if (staging) {  // register i of the LDMATRIX fragment, at this tile's other upcast values
+      const bool is_a = load == la;
+      int i = is_a ? int(cb[klo] + 2 * cb[mhi] + 4 * cb[khi]) : int(cb[klo] + 2 * cb[khi]);
+      if (!is_a && staging->pair_dim() >= 0) {  // B tiles 2v and 2v + 1 share one LDMATRIX x4
+        const size_t p = ua_of_dim(staging->pair_dim());
+        i += 4 * int(cb[p] % 2);
+        cb[p] -= cb[p] % 2;
+      }
+      return subst(staging->regs(is_a ? 0 : 1).at(size_t(i)), cb);
+    }
+    const Val& v = val(load, cb);
+    if (!v.one || v.one->dtype.count != 1) throw Error("lower: a tensor core register is not a scalar");
+    return v.one;
+  };
+  for (int64_t j = 0; j < count(other_unroll); j++) {
+    Combo cb = base, uc = decode(other_unroll, j);
+    for (size_t i = 0; i < ua_.size(); i++)
+      if (other_unroll >> i & 1) cb[i] = uc[i];
+    std::vector<UOpPtr> srcs;
+    for (int i = 0; i < TensorCore::kA; i++) {  // A: (K_LO, M_HI, K_HI) = (i % 2, i / 2 % 2, i / 4)
+      cb[klo] = i % 2, cb[mhi] = i / 2 % 2, cb[khi] = i / 4;
+      srcs.push_back(reg(la, cb));
+    }
+    cb[mhi] = 0;
+    for (int i = 0; i < TensorCore::kB; i++) {  // B: (K_LO, K_HI) = (i % 2, i / 2)
+      cb[klo] = i % 2, cb[khi] = i / 2;
+      srcs.push_back(reg(lb, cb));
+    }
+    srcs.insert(srcs.end(), c.begin(), c.end());
+    UOpPtr w = UOp::make(Ops::WMMA, tc.acc.vec(TensorCore::kC), std::move(srcs), tc.name());
+    for (int i = 0; i < TensorCore::kC; i++) c[size_t(i)] = UOp::make(Ops::GEP, tc.acc, {w}, int64_t(i));
+  }
+  return c;
+}
+
+}  // namespace tg::lowering

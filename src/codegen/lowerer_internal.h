@@ -1,0 +1,195 @@
+#pragma once
+// The Lowerer's parts, shared by the files that implement it (private to codegen/):
+//   lower_dims.cpp    which dims are loops, launch indices or upcast placeholders; the index dtype
+//   lowerer.cpp       the walk over the AST, upcast combinations, vectors, loads and stores
+//   lower_reduce.cpp  reduces: accumulation loops, nested reduces, grouped reduces through shared memory
+//   lower_tc.cpp      tensor-core reduces: WMMA (mma.sync) and WGMMA tiles
+// See lowerer.cpp for how lowering works.
+#include <array>
+#include <optional>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "codegen/kernel.h"
+#include "codegen/staging.h"
+
+namespace tg::lowering {
+
+// A node's value at one setting of the (non-vector) upcast dims.
+struct Val {
+  UOpPtr one;                 // the same for every vector lane (a scalar), or one vector node
+  std::vector<UOpPtr> lanes;  // W scalars, when `one` is null
+};
+
+bool contains(const UOpPtr& root, const UOp* x);
+
+// On a GPU renderer, which dims are launch indices: the innermost three LOOP dims are the grid (gidx0 the
+// innermost: blockIdx.x allows 2^31-1 blocks, y and z only 65535, so a dim too large for them stays a loop),
+// the LOCAL dims are the threads of a block (lidx0 the innermost, so a warp's threads are neighbours).
+// No axis: a loop (RANGE).
+// A tensor core's lane dims g and t share lidx0 (threadIdx.x = the lane 4g + t), so a kernel may have warps
+// along two more dims; see lane_dims.
+std::vector<std::optional<SpecialArg>> launch_axes(const Kernel& k);
+
+// The dtype of this kernel's index math: int32 where every index it computes provably fits (cheaper, and
+// what GPUs index with natively), int64 where one may not. Bounds come from the shapes: a loop or launch
+// dim's size; each view's reach, offset + sum((s-1)*stride) over its dims, which bounds every partial sum
+// of idx*stride; and, for a view under another one (a reshape that could not merge), its row-major size,
+// which bounds the linear index that is unravelled into it. Masks compare indices with bounds inside the
+// shape, so they add nothing.
+DType index_dtype(const Kernel& k, const UOpPtr& ast);
+
+class Lowerer {
+ public:
+  Lowerer(const Kernel& k, const UOpPtr& ast);
+
+  UOpPtr lower(const UOpPtr& ast);
+
+ private:
+  struct UAxis {
+    UOpPtr ph;  // placeholder
+    int64_t size;
+    size_t dim;  // in the full shape
+  };
+  struct Info {
+    uint64_t mask = 0;      // the upcast dims (ua_ bits) the value depends on
+    std::vector<Val> vals;  // one per combination of those dims' values (mixed radix, ua_ order)
+  };
+
+  const Kernel& k_;
+  const Renderer& ren_;
+  const DType idx_dt_;  // int32 or int64: see index_dtype
+  UOpPtr ci(int64_t v) const { return UOp::const_int(v, idx_dt_); }
+  std::vector<UOpPtr> dims_;  // per dim: RANGE, SPECIAL or placeholder
+  std::vector<UOpPtr> reduce_ranges_;
+  bool empty_reduce_ = false;        // some reduce dim has size 0
+  std::vector<size_t> group_dims_;   // GROUP dims: a reduce split across a workgroup's threads
+  std::vector<size_t> thread_dims_;  // LOCAL and GROUP dims (the threads of a workgroup), in dim order
+  std::vector<UAxis> ua_;            // upcast dims other than the vector dim
+  uint64_t unroll_mask_ = 0;
+  UOpPtr vph_;  // the vector dim's placeholder (null: no vector dim)
+  int64_t W_ = 1;
+  bool vunroll_ = false;
+  std::unordered_map<const UOp*, Info> info_;
+  std::unordered_set<const UOp*> nested_;          // REDUCE_AXIS nodes inside another one's source: loops of their own
+  int64_t fresh_ids_ = 0;                          // RANGE args made so far, so each is distinct
+  int group_temps_ = 0;                            // shared-memory buffers of grouped reduces made so far
+  std::optional<Staging> staging_;                 // loads read through shared memory (no tensor core)
+  std::unordered_map<const UOp*, size_t> staged_;  // such a LOAD -> its operand in staging_
+
+  // Several reduce loops become one over their product, each dim read back by division: the shared-memory ring
+  // (codegen/staging.h) steps through one loop. (A convolution over a flattened image reduces over kernel rows
+  // and, inside, columns x channels.)
+  void flatten_reduce_loops();
+
+  // A multi-reduce kernel (schedule: a reduce computed in its consumer's kernel, as softmax's max inside the sum
+  // of exp(x - max)) has REDUCE_AXIS nodes over the same dims inside another one's source. Each such inner reduce
+  // runs its own loops to completion before the outer loop needs its value, so its ranges are fresh copies.
+  void find_nested_reduces(const UOpPtr& ast);
+  int64_t fresh_id() { return int64_t(k_.full_shape().size()) * 2 + fresh_ids_++; }
+  // The reduce ranges for one REDUCE_AXIS: the kernel's own, or fresh ones for a nested reduce.
+  std::vector<UOpPtr> ranges_for(const UOp* reduce);
+  UOpPtr with_ranges(const UOpPtr& x, const std::vector<UOpPtr>& ranges) const;
+
+  // Loads under the reduce that the threads of a workgroup share (a matmul's A and B: some thread dim does not
+  // move them) go through shared memory where the kernel allows it (codegen/staging.h).
+  void stage_shared_loads(const UOpPtr& ast);
+
+  // ---- combinations of upcast values ----
+  using Combo = std::vector<int64_t>;  // a value per ua_ entry
+  int64_t count(uint64_t mask) const;
+  int64_t key(uint64_t mask, const Combo& c) const;
+  Combo decode(uint64_t mask, int64_t k) const;
+  uint64_t deps(const UOpPtr& e) const;
+  // e with the upcast placeholders set to the combination (and the vector dim to `lane`, if >= 0).
+  UOpPtr subst(const UOpPtr& e, const Combo& c, int64_t lane = -1) const;
+  const Val& val(const UOp* u, const Combo& c) const;
+
+  // ---- values ----
+  static bool varying(const Val& v) { return !v.one || v.one->dtype.count > 1; }
+  UOpPtr lane(const Val& v, int64_t i) const;
+  UOpPtr as_vec(const Val& v) const;
+  bool vec_ok(Ops op, DType dt) const;
+
+  Val alu(Ops op, DType dt, const std::vector<Val>& srcs, const Arg& arg = {}) const;
+  // A balanced tree of `op` over xs: ((x0 op x1) op (x2 op x3)) ...
+  Val tree(Ops op, DType dt, std::vector<Val> xs) const;
+
+  // ---- memory ----
+  static bool always(const UOpPtr& valid) { return valid->op == Ops::CONST && valid->const_value() != 0; }
+
+  // Index and validity of a view, with placeholders for the upcast dims.
+  std::pair<UOpPtr, UOpPtr> index_of(const UOp* view) const;
+
+  // The index at vector lane 0 when idx steps by exactly 1 along the vector dim and valid does not depend
+  // on it (one vector access covers the lanes); nullptr otherwise.
+  UOpPtr contiguous_base(const UOpPtr& idx, const UOpPtr& valid, const Combo& c) const;
+
+  // On a GPU, a load that is one scalar per combination but steps by exactly 1 along an upcast dim other than
+  // the vector dim (a matmul's A tile along K, while the vector dim runs along N) is read as runs of `width`
+  // values (float4, half8: one 16-byte load instead of four or eight), each value a GEP of its run's load.
+  struct LoadRun {
+    size_t ua = 0;      // the upcast dim (ua_ index) the run steps along
+    int64_t width = 1;  // 1: no runs
+  };
+  LoadRun load_run(const UOpPtr& idx, const UOpPtr& valid, uint64_t mask, DType dt) const;
+  // Whether index `base` is a provable multiple of `width` (GPUs read a vector only from an address aligned to
+  // its size; buffers themselves start aligned).
+  bool aligned(const UOpPtr& base, int64_t width) const;
+
+  // `after`: the node a load of shared memory waits for (its third source); such loads are never gated.
+  static UOpPtr load(const UOpPtr& buf, DType dt, const UOpPtr& idx, const UOpPtr& valid, const UOpPtr& alt,
+                     const UOpPtr& after = nullptr);
+
+  // ---- lowering, node by node ----
+  void lower_value(const UOp* u);
+  void lower_const(const UOp* u, Info& in);
+  // A LOAD of a global buffer, or of its shared-memory stage: one load per combination of the upcast values its
+  // index depends on, a vector along the vector dim where contiguous, runs along another upcast dim (load_run).
+  void lower_load(const UOp* u, Info& in);
+
+  void lower_reduce(const UOp* u, Info& in);
+
+  // ---- tensor cores (codegen/opt/tensor_cores.cpp) ----
+  // The ua_ index of the register dim with `role`.
+  size_t ua_of(TcRole role) const { return ua_of_dim(k_.dim_of(role)); }
+  size_t ua_of_dim(int d) const;
+
+  // A sum of A*B lowered to WMMA: per tile (the non-tensor-core upcast values), one WMMA per unrolled K step
+  // chained through its accumulator input, whose 4 lanes are C's registers M_HI * 2 + N_LO; each lane then
+  // accumulates over the reduce loops.
+  void lower_tc_reduce(const UOp* u, Info& in);
+
+  // C's lanes for one warpgroup tile: WGMMA(A, B in shared memory, C) over the unrolled K values outside the
+  // tensor core, the first after a fence, the last waited for (renderer/tensor_core.h).
+  std::vector<UOpPtr> wgmma_tile(const TcSetup& tcs, const UOp* la, const UOp* lb, const Combo& base,
+                                 uint64_t other_unroll, const Staging& staging);
+
+  // C's 4 lanes for one tile: WMMA(A regs, B regs, C) over the unrolled K values outside the tensor core.
+  std::vector<UOpPtr> wmma_tile(const TensorCore& tc, const UOp* la, const UOp* lb, const Combo& base,
+                                uint64_t other_unroll, std::array<size_t, 3> mhi_khi_klo, const Staging* staging);
+
+  // The second stage of a grouped reduce. Every thread holds the partial `part` of its GROUP index; the
+  // partials go to shared memory (one slot per thread of the workgroup), and after a barrier each thread
+  // reduces the slots of its GROUP siblings: the slot index with the GROUP ids replaced by new loops.
+  // (Every thread gets the total; only GROUP index 0 stores it, see lower_store.)
+  UOpPtr group_reduce(Ops op, const UOpPtr& part);
+
+  // A buffer of shared memory per store (a second grouped reduce, another output lane, or a reduce that reads
+  // this one's total, must not overwrite partials that sibling threads may still be reading); `x` is stored at
+  // the thread's slot (where `gate` holds), and the result is the barrier after the store.
+  UOpPtr shared_partials(const UOpPtr& x, const UOpPtr& slot, const UOpPtr& gate);
+  // The value a sibling stored before `barrier`: the slot with the thread's own index `g` (of the last GROUP
+  // dim) replaced by `sibling`.
+  UOpPtr load_sibling(const UOpPtr& barrier, const UOpPtr& slot, DType dt, const UOpPtr& g, const UOpPtr& sibling);
+  // Every thread reduces the values its siblings stored before `barrier`: the first `n` indices of the last
+  // GROUP dim and every index of the others. The last dim's siblings are read `unroll` at a time and combined
+  // in a tree (one dependent load-and-add per value kept an H100's rows waiting).
+  UOpPtr sibling_reduce(Ops op, const UOpPtr& barrier, const UOpPtr& slot, DType dt, int64_t n);
+
+  void lower_store(const UOp* u, std::vector<UOpPtr>& stores);
+};
+
+}  // namespace tg::lowering
