@@ -79,8 +79,9 @@ std::vector<UOpPtr> Lowerer::wgmma_tile(const TcSetup& tcs, const UOp* la, const
     Combo cb = base, uc = decode(other_unroll, j);
     for (size_t i = 0; i < ua_.size(); i++)
       if (other_unroll >> i & 1) cb[i] = uc[i];
-    const WgmmaArg arg{
-        n, tcs.tc.in == dtypes::bfloat16, staging.wgmma_operand(0), staging.wgmma_operand(1), j == 0, j + 1 == steps};
+    const bool last = j + 1 == steps;
+    const WgmmaArg arg{n,    tcs.tc.in == dtypes::bfloat16, staging.wgmma_operand(0), staging.wgmma_operand(1), j == 0,
+                       last, last && staging.deferred()};
     std::vector<UOpPtr> srcs{staging.buffer(0), subst(off_a, cb), staging.buffer(1), subst(off_b, cb), staging.after()};
     srcs.insert(srcs.end(), c.begin(), c.end());
     UOpPtr w = UOp::make(Ops::WGMMA, tcs.tc.acc.vec(n / 2), std::move(srcs), arg.pack());

@@ -17,6 +17,11 @@ ContextVar STAGES("STAGES", -1);
 ContextVar TC_STAGES("TC_STAGES", -1);
 // WGMMA_SWIZZLE=0: WGMMA operands in the unswizzled layout even where the 128-byte swizzle applies (to compare).
 ContextVar WGMMA_SWIZZLE("WGMMA_SWIZZLE", 1);
+// WGMMA_DEFER (default 1): a step's wgmmas stay in flight while the next step's are issued (waited for one step
+// later), so the tensor cores keep running across the barrier; the copies then run S-2 steps ahead instead of
+// S-1 (the stage a step's copies overwrite must be one whose wgmmas are known to be done). Needs 3 or more
+// stages; taken by tiles that have the multiprocessor alone (see plan). WGMMA_DEFER=0: wait at each step's end.
+ContextVar WGMMA_DEFER("WGMMA_DEFER", 1);
 
 bool is_tile_dim(AxisKind kind) {
   return kind == AxisKind::LOCAL || kind == AxisKind::UPCAST || kind == AxisKind::UNROLL;
@@ -318,8 +323,13 @@ std::optional<Staging> Staging::plan(const StagingInput& in) {
     stage_bytes += s.layout_[op].stage * itemsize;
   }
   // as many stages as leave room for two workgroups per multiprocessor (one more hides a barrier), at most 4
-  // (H100, fp16 4096^3, 128 x 128 blocks with K steps of 64: 3 stages 290 TFLOPS, 4 stages (one block) 273)
-  s.stages_ = knob > 0 ? int(knob) : int(std::min<int64_t>(4, ren.shared_memory() / 2 / stage_bytes));
+  // (H100, fp16 4096^3, 128 x 128 blocks with K steps of 64: 3 stages 290 TFLOPS, 4 stages (one block) 273);
+  // a wgmma tile too wide for two blocks of 3 stages takes the multiprocessor alone, with its wgmmas deferred
+  // (128 x 256: 4 stages, 500 TFLOPS at 4096^3; deferring 128 x 128 blocks, 2 an SM with 3 stages, measured 2-4%
+  // slower at 3072 and 4096: its copies are then only one step ahead)
+  const int64_t two_blocks = ren.shared_memory() / 2 / stage_bytes, one_block = ren.shared_memory() / stage_bytes;
+  const bool defer = s.wgmma_ && WGMMA_DEFER > 0 && two_blocks < 3;
+  s.stages_ = knob > 0 ? int(knob) : int(std::min<int64_t>(4, defer && two_blocks < 3 ? one_block : two_blocks));
   if (s.stages_ < 2 || s.stages_ * stage_bytes > ren.shared_memory()) return std::nullopt;
 
   const DType idt = in.reduce_range->dtype;
@@ -328,9 +338,11 @@ std::optional<Staging> Staging::plan(const StagingInput& in) {
     s.smem_.push_back(UOp::make(Ops::DEFINE_LOCAL, in.bufs[op]->dtype.base().scalar_type().pointer(true), {},
                                 NamedRange{name, 0, s.stages_ * s.layout_[op].stage - 1}));
   }
-  // before the loop: steps 0 .. S-2, one group each
+  s.deferred_ = defer && s.stages_ >= 3;
+  const int64_t ahead = s.stages_ - (s.deferred_ ? 2 : 1);  // steps a copy runs ahead of its use
+  // before the loop: steps 0 .. ahead-1, one group each
   UOpPtr commit;
-  for (int64_t st = 0; st + 1 < s.stages_; st++) {
+  for (int64_t st = 0; st < ahead; st++) {
     const UOpPtr gate = UOp::const_(dtypes::bool_, st < steps);
     std::vector<UOpPtr> group;
     for (size_t op = 0; op < in.views.size(); op++) {
@@ -339,11 +351,11 @@ std::optional<Staging> Staging::plan(const StagingInput& in) {
     }
     commit = UOp::make(Ops::ASYNC_COMMIT, dtypes::void_, std::move(group));
   }
-  // in the loop: wait for step r, barrier, copy step r+S-1, commit
+  // in the loop: wait for step r, barrier, copy step r+ahead, commit
   const UOpPtr& r = in.reduce_range;
-  UOpPtr wait = UOp::make(Ops::ASYNC_WAIT, dtypes::void_, {commit, r}, int64_t(s.stages_ - 2 + (s.wgmma_ ? 256 : 0)));
+  UOpPtr wait = UOp::make(Ops::ASYNC_WAIT, dtypes::void_, {commit, r}, int64_t(ahead - 1 + (s.wgmma_ ? 256 : 0)));
   UOpPtr barrier = UOp::make(Ops::BARRIER, dtypes::void_, {wait});
-  const UOpPtr next = r + ci(s.stages_ - 1, idt);
+  const UOpPtr next = r + ci(ahead, idt);
   const UOpPtr gate = simplify(lt(next, steps));
   std::vector<UOpPtr> group;
   for (size_t op = 0; op < in.views.size(); op++) {

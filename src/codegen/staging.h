@@ -15,6 +15,10 @@
 //                     copy step r+S-1 into stage (r+S-1) % S (= the one read in step r-1), commit;
 //                     LDMATRIX from stage r % S; the WMMAs
 //
+// With deferred WGMMAs (deferred(), Hopper) a step's wgmmas are still running when the next step begins, so the
+// copies run one step less ahead (S-2: steps 0 .. S-3 before the loop, step r+S-2 into stage (r+S-2) % S, whose
+// wgmmas, step r-2's, the wait at step r-1's end saw done).
+//
 // A tile's layout in shared memory: its dims ordered by their stride in global memory, the innermost run that
 // is contiguous there kept contiguous (the rows the copies write 16 bytes at a time), rows padded so that
 // their pitch is an odd multiple of 16 bytes (the 8 rows an LDMATRIX reads hit 8 different bank groups).
@@ -74,6 +78,8 @@ class Staging {
   // core-matrix strides, and its offset in the current stage for the warpgroup's first row and column at K_HI 0
   // (still holding the placeholders of the upcast dims other than the tensor core's and the n-tile dim).
   bool wgmma() const { return wgmma_; }
+  // WGMMA_DEFER: each step's wgmmas are waited for one step later (the copies run S-2 steps ahead).
+  bool deferred() const { return deferred_; }
   int warp_dim() const { return warp_dim_; }
   // the n-tile dims, innermost first (n = 8 x the product of their sizes; a second one past 64 columns, so the
   // 128-byte swizzle of an N-major B can give each 64 columns their own atom)
@@ -114,6 +120,7 @@ class Staging {
   int pair_dim_ = -1;
   std::array<std::vector<UOpPtr>, 2> regs_;
   bool wgmma_ = false;
+  bool deferred_ = false;
   int warp_dim_ = -1;
   std::vector<int> ntile_dims_;
   std::array<WgmmaOperand, 2> wg_;

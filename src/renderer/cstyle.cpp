@@ -2,6 +2,7 @@
 #include "renderer/cstyle.h"
 
 #include "renderer/tensor_core.h"
+#include "renderer/wgmma_arrays.h"
 
 #include <algorithm>
 #include <cctype>
@@ -400,7 +401,8 @@ std::string CStyleRenderer::render_wmma(const UOp& u, const std::vector<std::str
 }
 
 std::string CStyleRenderer::render_cp_async(const std::string&, const std::string&, const std::string&,
-                                            const std::string&, const std::string&, int64_t, DType) const {
+                                            const std::string&, const std::string&, const std::string&, int64_t,
+                                            DType) const {
   throw Error("render: CP_ASYNC on " + device() + ", which has no asynchronous copies");
 }
 std::string CStyleRenderer::render_async_commit() const {
@@ -412,7 +414,11 @@ std::string CStyleRenderer::render_async_wait(int64_t) const {
 std::string CStyleRenderer::render_ldmatrix(const std::string&, const std::string&, const std::string&, const UOp&) const {
   throw Error("render: LDMATRIX on " + device() + ", which has no warp-wide matrix loads");
 }
-std::string CStyleRenderer::render_wgmma(const UOp&, const std::string&, const std::vector<std::string>&, Prelude&) const {
+std::string CStyleRenderer::render_wgmma(const UOp&, const std::string&, const std::vector<std::string>&, bool,
+                                         Prelude&) const {
+  throw Error("render: WGMMA on " + device() + ", which has no warpgroup tensor cores");
+}
+std::string CStyleRenderer::render_wgmma_drain(const std::string&, int) const {
   throw Error("render: WGMMA on " + device() + ", which has no warpgroup tensor cores");
 }
 std::string CStyleRenderer::render_ldmatrix_lane(const std::string&, int64_t, DType) const {
@@ -513,6 +519,11 @@ std::string CStyleRenderer::render(const std::string& name, const std::vector<UO
   for (size_t i = 0; i < n; i++)
     if (uops[i]->op != Ops::WMMA)
       for (auto& s : uops[i]->src) raw16[pos.at(s.get())] = 0;
+  // WGMMA chains updating one array in place, and per open loop the wait its end owes deferred WGMMAs
+  const WgmmaArrays wg_arrays = find_wgmma_arrays(uops);
+  const bool has_wgmma = std::any_of(uops.begin(), uops.end(), [](const UOpPtr& u) { return u->op == Ops::WGMMA; });
+  std::vector<char> wg_declared(wg_arrays.lanes.size(), 0);
+  std::vector<std::string> block_drains;
 
   // Parameters: buffers by position, then variables in order of appearance.
   Prelude pre;
@@ -584,6 +595,7 @@ std::string CStyleRenderer::render(const std::string& name, const std::vector<UO
         break;
       }
       case Ops::RANGE: {
+        block_drains.emplace_back();
         r[i] = fresh("ridx");
         line("for (" + type_name(u.dtype) + " " + r[i] + " = " + strip_parens(src(u, 0)) + "; " + r[i] + " < " +
              strip_parens(src(u, 1)) + "; " + r[i] + "++) {");
@@ -591,12 +603,19 @@ std::string CStyleRenderer::render(const std::string& name, const std::vector<UO
         break;
       }
       case Ops::IF:
+        block_drains.emplace_back();
         line("if (" + strip_parens(src(u, 0)) + ") {");
         indent++;
         break;
       case Ops::ENDRANGE: case Ops::ENDIF:
-        if (--indent < 1) throw Error(where(i) + ": closes a block that is not open");
+        if (--indent < 1 || block_drains.empty()) throw Error(where(i) + ": closes a block that is not open");
         line("}");
+        for (size_t at = 0; at < block_drains.back().size();) {
+          size_t nl = std::min(block_drains.back().find('\n', at), block_drains.back().size());
+          if (nl > at) line(block_drains.back().substr(at, nl - at));
+          at = nl + 1;
+        }
+        block_drains.pop_back();
         break;
       case Ops::BARRIER: line(render_barrier()); break;
       case Ops::WMMA: {
@@ -622,8 +641,14 @@ std::string CStyleRenderer::render(const std::string& name, const std::vector<UO
       case Ops::WGMMA: {
         std::vector<std::string> a;
         for (size_t k = 0; k < u.src.size(); k++) a.push_back(k == 1 || k == 3 ? strip_parens(src(u, k)) : src(u, k));
-        r[i] = fresh("wg");
-        std::string stmts = render_wgmma(u, r[i], a, pre);
+        auto in_place = wg_arrays.wgmma.find(&u);
+        r[i] = in_place == wg_arrays.wgmma.end() ? fresh("wg") : "wgacc" + std::to_string(in_place->second);
+        std::string stmts = render_wgmma(u, r[i], a, in_place != wg_arrays.wgmma.end(), pre);
+        const WgmmaArg arg = WgmmaArg::unpack(u.get<std::vector<int64_t>>());
+        if (arg.defer) {
+          if (block_drains.empty()) throw Error(where(i) + ": a WGMMA left in flight outside any loop");
+          block_drains.back() += render_wgmma_drain(r[i], arg.n / 2) + "\n";
+        }
         for (size_t at = 0; at <= stmts.size();) {
           size_t nl = std::min(stmts.find('\n', at), stmts.size());
           if (nl > at) line(stmts.substr(at, nl - at));
@@ -635,11 +660,14 @@ std::string CStyleRenderer::render(const std::string& name, const std::vector<UO
         if (u.src.size() < 6)
           throw Error(where(i) + ": CP_ASYNC takes (dst, dst idx, src, src idx, gate, valid, after...)");
         auto is_true = [](const UOp& b) { return b.op == Ops::CONST && b.const_value() != 0; };
+        // gated: a predicated copy in a kernel with WGMMAs (a branch in their loop made ptxas serialize deferred
+        // wgmmas), else a branch around it (the predicated form, an address select per copy, cost the float32
+        // gemm 7%)
+        const bool predicated = !is_true(*u.src[4]) && has_wgmma;
         std::string st = render_cp_async(src(u, 0), strip_parens(src(u, 1)), src(u, 2), strip_parens(src(u, 3)),
-                                         is_true(*u.src[5]) ? "" : src(u, 5), u.get<int64_t>(),
-                                         u.src[2]->dtype.base().scalar_type());
-        bool always = is_true(*u.src[4]);
-        line(always ? st : "if (" + strip_parens(src(u, 4)) + ") { " + st + " }");
+                                         predicated ? src(u, 4) : "", is_true(*u.src[5]) ? "" : src(u, 5),
+                                         u.get<int64_t>(), u.src[2]->dtype.base().scalar_type());
+        line(is_true(*u.src[4]) || predicated ? st : "if (" + strip_parens(src(u, 4)) + ") { " + st + " }");
         break;
       }
       case Ops::ASYNC_COMMIT: line(render_async_commit()); break;
@@ -650,12 +678,26 @@ std::string CStyleRenderer::render(const std::string& name, const std::vector<UO
         break;
       }
       case Ops::DEFINE_ACC:
+        if (auto it = wg_arrays.acc.find(&u); it != wg_arrays.acc.end()) {
+          const auto [array, lane] = it->second;
+          const std::string name = "wgacc" + std::to_string(array);
+          const std::string size = std::to_string(wg_arrays.lanes[size_t(array)]);
+          r[i] = name + "[" + std::to_string(lane) + "]";
+          const bool uniform = wg_arrays.init[size_t(array)] != nullptr;
+          if (!wg_declared[size_t(array)]++) {
+            line(type_name(u.dtype) + " " + name + "[" + size + "];");
+            if (uniform)
+              line("for (int i = 0; i < " + size + "; i++) " + name + "[i] = " + strip_parens(src(u, 0)) + ";");
+          }
+          if (!uniform) line(r[i] + " = " + strip_parens(src(u, 0)) + ";");
+          break;
+        }
         r[i] = fresh("acc");
         line(type_name(u.dtype) + " " + r[i] + " = " + strip_parens(src(u, 0)) + ";");
         break;
       case Ops::ASSIGN:
         r[i] = src(u, 0);
-        line(r[i] + " = " + src(u, 1) + ";");
+        if (!wg_arrays.assign.count(&u)) line(r[i] + " = " + src(u, 1) + ";");  // (a chain's lane: already there)
         break;
       case Ops::LOAD: {
         if (raw16[i]) {

@@ -94,21 +94,24 @@ class CStyleRenderer : public Renderer {
   // register (from an LDMATRIX) that holds operands 2p and 2p + 1 together. The default throws: no tensor cores.
   virtual std::string render_wmma(const UOp& u, const std::vector<std::string>& operands, const std::vector<bool>& raw,
                                   const std::vector<std::string>& packed, Prelude& pre) const;
-  // Shared-memory staging (codegen/program.h): the statements of an asynchronous copy of n elements of dt (zeros
-  // where `valid` is false; "" when always valid), a commit, a wait for at most n groups in flight; an LDMATRIX into a new variable `name` (declaration included);
+  // Shared-memory staging (codegen/program.h): the statements of an asynchronous copy of n elements of dt (only
+  // where `gate` holds, zeros where `valid` is false; either "" when always true), a commit, a wait for at most n groups in flight; an LDMATRIX into a new variable `name` (declaration included);
   // lane i of it as a float value, and its 32-bit register q. The defaults throw: no such hardware.
   virtual std::string render_cp_async(const std::string& dst, const std::string& dst_idx, const std::string& src,
-                                      const std::string& src_idx, const std::string& valid, int64_t n, DType dt) const;
+                                      const std::string& src_idx, const std::string& gate, const std::string& valid,
+                                      int64_t n, DType dt) const;
   virtual std::string render_async_commit() const;
   virtual std::string render_async_wait(int64_t n) const;
   virtual std::string render_ldmatrix(const std::string& name, const std::string& local, const std::string& idx,
                                       const UOp& u) const;
   virtual std::string render_ldmatrix_lane(const std::string& name, int64_t i, DType dt) const;
   // A WGMMA (codegen/program.h) into a new array `name` of its lanes (declaration included; operands: A's buffer,
-  // A idx, B's buffer, B idx, the ordering source, C's lanes), as statements separated by newlines. The
-  // default throws: no such hardware.
+  // A idx, B's buffer, B idx, the ordering source, C's lanes), or `in_place` on the array `name` that already holds
+  // C (renderer/wgmma_arrays.h), as statements separated by newlines; and the wait after a loop whose WGMMAs were
+  // left in flight (WgmmaArg::defer). The defaults throw: no such hardware.
   virtual std::string render_wgmma(const UOp& u, const std::string& name, const std::vector<std::string>& operands,
-                                   Prelude& pre) const;
+                                   bool in_place, Prelude& pre) const;
+  virtual std::string render_wgmma_drain(const std::string& name, int lanes) const;
   virtual std::string render_ldmatrix_reg(const std::string& name, int64_t q) const;
   // A workgroup's shared buffer of `size` elements of dt at byte `offset` of the kernel's shared memory (see
   // shared_bytes in renderer.h), as a declaration without the `;`.

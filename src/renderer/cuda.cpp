@@ -212,20 +212,27 @@ std::string CUDARenderer::render_wmma(const UOp& u, const std::vector<std::strin
 }
 
 // cp.async.cg: 16 bytes global -> shared, bypassing L1 (the tile is read from shared memory, not again from
-// global).
+// global). A gated copy (`gate` not empty) is one predicated instruction, not a branch around it: a branch in the
+// reduce loop made ptxas serialize the wgmmas of a loop that leaves them in flight across steps (info C7514).
 std::string CUDARenderer::render_cp_async(const std::string& dst, const std::string& dst_idx, const std::string& src,
-                                          const std::string& src_idx, const std::string& valid, int64_t n,
-                                          DType dt) const {
+                                          const std::string& src_idx, const std::string& gate, const std::string& valid,
+                                          int64_t n, DType dt) const {
   if (n * dt.itemsize() != 16)
     throw Error("render: CUDA cp.async of " + std::to_string(n) + " x " + dt.repr() + " (16 bytes only)");
   const std::string to = "\"r\"((unsigned)__cvta_generic_to_shared(" + dst + " + (" + dst_idx + ")))";
-  if (valid.empty())
-    return "asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16;\" :: " + to + ", \"l\"(" + src + " + " + src_idx +
-           ") : \"memory\");";
   // masked: a source size of 0 bytes fills the 16 with zeros and reads nothing (from the buffer's start, never an
-  // address outside it)
-  return "asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16, %2;\" :: " + to + ", \"l\"(" + src + " + (" + valid +
-         " ? " + src_idx + " : 0)), \"r\"(" + valid + " ? 16 : 0) : \"memory\");";
+  // address outside it); gated off: the copy does not run (its address is the buffer's start too)
+  const std::string cond = valid.empty() ? gate : gate.empty() ? valid : "(" + gate + ")&&(" + valid + ")";
+  const std::string from = "\"l\"(" + src + " + " + (cond.empty() ? src_idx : "(" + cond + " ? " + src_idx + " : 0)") + ")";
+  std::string copy = "cp.async.cg.shared.global [%0], [%1], 16" + std::string(valid.empty() ? "" : ", %2") + ";";
+  std::string args = to + ", " + from;
+  if (!valid.empty()) args += ", \"r\"(" + valid + " ? 16 : 0)";
+  if (!gate.empty()) {
+    const std::string p = valid.empty() ? "%2" : "%3";
+    copy = "{ .reg .pred p; setp.ne.b32 p, " + p + ", 0; @p " + copy + " }";
+    args += ", \"r\"(int(" + gate + "))";
+  }
+  return "asm volatile(\"" + copy + "\" :: " + args + " : \"memory\");";
 }
 
 std::string CUDARenderer::render_async_commit() const { return "asm volatile(\"cp.async.commit_group;\" ::: \"memory\");"; }
@@ -240,7 +247,7 @@ std::string CUDARenderer::render_async_wait(int64_t n) const {
 // and SBO, all >> 4, and the swizzle mode (renderer/tensor_core.h has the layouts). The fence, commit and wait
 // the arg asks for go around it.
 std::string CUDARenderer::render_wgmma(const UOp& u, const std::string& name, const std::vector<std::string>& a,
-                                       Prelude& pre) const {
+                                       bool in_place, Prelude& pre) const {
   const WgmmaArg w = WgmmaArg::unpack(u.get<std::vector<int64_t>>());
   const size_t lanes = size_t(w.n / 2);
   if (a.size() != 5 + lanes) throw Error("render: WGMMA with " + std::to_string(a.size()) + " operands");
@@ -261,9 +268,12 @@ std::string CUDARenderer::render_wgmma(const UOp& u, const std::string& name, co
     return "tg_wgmma_desc(" + buf + " + (" + idx + "), " + std::to_string(lbo) + "u, " + std::to_string(sbo) + "u, " +
            (o.swizzle ? "1ull" : "0ull") + ")";
   };
-  std::string s = "float " + name + "[" + std::to_string(lanes) + "] = {";
-  for (size_t q = 0; q < lanes; q++) s += (q ? ", " : "") + strip_parens(a[5 + q]);
-  s += "};\n";
+  std::string s;
+  if (!in_place) {
+    s = "float " + name + "[" + std::to_string(lanes) + "] = {";
+    for (size_t q = 0; q < lanes; q++) s += (q ? ", " : "") + strip_parens(a[5 + q]);
+    s += "};\n";
+  }
   const std::string ty = w.bf16 ? "bf16" : "f16";
   std::string regs, outs;
   for (size_t q = 0; q < lanes; q++) {
@@ -279,9 +289,18 @@ std::string CUDARenderer::render_wgmma(const UOp& u, const std::string& name, co
        std::to_string(w.n) + "k16.f32." + ty + "." + ty + " {" + regs + "}, %" + na + ", %" + nb + ", p, 1, 1, " +
        (w.a.trans ? "1" : "0") + ", " + (w.b.trans ? "1" : "0") + "; }\" : " + outs + " : \"l\"(" +
        desc(a[0], a[1], w.a) + "), \"l\"(" + desc(a[2], a[3], w.b) + "), \"r\"(1) : \"memory\");";
+  // (deferred: this step's group stays in flight, the one before it is waited for; the loop's end drains it)
   if (w.wait)
-    s += "\nasm volatile(\"wgmma.commit_group.sync.aligned; wgmma.wait_group.sync.aligned 0;\" ::: \"memory\");\n" + pin;
+    s += "\nasm volatile(\"wgmma.commit_group.sync.aligned; wgmma.wait_group.sync.aligned " +
+         std::string(w.defer ? "1" : "0") + ";\" ::: \"memory\");\n" + pin;
   return s;
+}
+
+std::string CUDARenderer::render_wgmma_drain(const std::string& name, int lanes) const {
+  std::string outs;
+  for (int q = 0; q < lanes; q++) outs += std::string(q ? ", " : "") + "\"+f\"(" + name + "[" + std::to_string(q) + "])";
+  return "asm volatile(\"wgmma.wait_group.sync.aligned 0;\" ::: \"memory\");\nasm volatile(\"\" : " + outs +
+         " :: \"memory\");";
 }
 
 // ldmatrix into `count` 32-bit registers: `unsigned name[count]`.

@@ -62,12 +62,14 @@ class CUDARenderer : public CStyleRenderer {
   std::string render_define_local(const std::string& name, DType dt, int64_t size, int64_t offset,
                                   Prelude& pre) const override;
   std::string render_cp_async(const std::string& dst, const std::string& dst_idx, const std::string& src,
-                              const std::string& src_idx, const std::string& valid, int64_t n, DType dt) const override;
+                              const std::string& src_idx, const std::string& gate, const std::string& valid, int64_t n,
+                              DType dt) const override;
   std::string render_async_commit() const override;
   std::string render_async_wait(int64_t n) const override;
   std::string render_ldmatrix(const std::string& name, const std::string& local, const std::string& idx,
                               const UOp& u) const override;
-  std::string render_wgmma(const UOp& u, const std::string& name, const std::vector<std::string>& operands,
+  std::string render_wgmma_drain(const std::string& name, int lanes) const override;
+  std::string render_wgmma(const UOp& u, const std::string& name, const std::vector<std::string>& operands, bool in_place,
                           Prelude& pre) const override;
   std::string render_ldmatrix_lane(const std::string& name, int64_t i, DType dt) const override;
   std::string render_ldmatrix_reg(const std::string& name, int64_t q) const override;

@@ -22,13 +22,15 @@ const TensorCore* TensorCore::from_name(const std::string& name) {
 }
 
 std::vector<int64_t> WgmmaArg::pack() const {
-  return {n, bf16, a.trans, a.swizzle, a.k_stride, a.mn_stride, b.trans, b.swizzle, b.k_stride, b.mn_stride, fence, wait};
+  return {n,           bf16,        a.trans,     a.swizzle, a.k_stride, a.mn_stride, b.trans,
+          b.swizzle,   b.k_stride,  b.mn_stride, fence,     wait,       defer};
 }
 
 WgmmaArg WgmmaArg::unpack(const std::vector<int64_t>& v) {
-  if (v.size() != 12) throw Error("WGMMA: its arg needs 12 numbers, has " + std::to_string(v.size()));
+  if (v.size() != 13) throw Error("WGMMA: its arg needs 13 numbers, has " + std::to_string(v.size()));
   WgmmaArg w{int(v[0]), v[1] != 0, {v[2] != 0, v[3] != 0, v[4], v[5]}, {v[6] != 0, v[7] != 0, v[8], v[9]}, v[10] != 0,
-             v[11] != 0};
+             v[11] != 0, v[12] != 0};
+  if (w.defer && !w.wait) throw Error("WGMMA: a deferred wait on a wgmma that does not wait");
   if (w.n < 8 || w.n > 256 || w.n % 8 != 0) throw Error("WGMMA: n " + std::to_string(w.n) + " (expected 8 .. 256, a multiple of 8)");
   for (const WgmmaOperand* o : {&w.a, &w.b}) {
     const bool k_unused = o->swizzle && !o->trans;  // a swizzled K-major row holds all of K

@@ -69,6 +69,8 @@ struct WgmmaArg {
   WgmmaOperand a, b;
   bool fence = false;       // wgmma.fence first: D's registers were last written by other instructions
   bool wait = false;        // commit and wait for the warpgroup's wgmmas after it: D is read next
+  bool defer = false;       // with wait: leave this commit group in flight (wait for the ones before it); the
+                            // loop it is in waits for all after its end
   std::vector<int64_t> pack() const;
   static WgmmaArg unpack(const std::vector<int64_t>& v);  // throws on a malformed arg
   bool operator==(const WgmmaArg&) const = default;

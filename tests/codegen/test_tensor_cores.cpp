@@ -309,6 +309,56 @@ TEST(TensorCores, WgmmaInEveryLayout) {
       }
 }
 
+TEST(TensorCores, DeferredWgmmasWaitOneStepLater) {
+  // A tile that has the multiprocessor alone (128 x 256, 4 stages of 48 KiB) defers its wgmmas: each step's stay in
+  // flight until the next step's are issued, the copies run S-2 steps ahead, the accumulators are one array the
+  // wgmmas update in place, and the loop's end drains the last group
+  tg::Context on({{"WGMMA", 1}});
+  tg::CUDARenderer cuda;
+  struct TileKnob {  // TC_TILE is read from the environment
+    TileKnob() { ::setenv("TC_TILE", "1,32,8,1,4", 1); }
+    ~TileKnob() { ::unsetenv("TC_TILE"); }
+  } knob;
+  const int64_t m = 128, k = 512, n = 256;
+  Tensor ex = Tensor::empty({m, k}, {.dtype = dt::float16}), ew = Tensor::empty({k, n}, {.dtype = dt::float16});
+  tg::Kernel kern(last_ast(ex.matmul(ew)), cuda);
+  kern.hand_coded_optimizations();
+  std::string src = render(kern, cuda);
+  const size_t deferred = src.find("wgmma.wait_group.sync.aligned 1;"), drain = src.find("wgmma.wait_group.sync.aligned 0;");
+  ASSERT_NE(deferred, std::string::npos) << src;
+  ASSERT_NE(drain, std::string::npos) << src;
+  EXPECT_LT(deferred, drain) << src;
+  EXPECT_TRUE(has(src, "cp.async.wait_group 1;")) << "4 stages, copies two steps ahead: " << src;
+  EXPECT_TRUE(has(src, "float wgacc0[128];")) << src;
+  EXPECT_FALSE(has(src, "float wg0[")) << "no copies of the accumulators: " << src;
+  EXPECT_TRUE(has(src, "@p cp.async")) << "gated copies are predicated, not branched around: " << src;
+  EXPECT_FALSE(has(src, "if (")) << src;
+  {
+    tg::Context off({{"WGMMA_DEFER", 0}});
+    std::string waits = render(kern, cuda);
+    EXPECT_FALSE(has(waits, "wgmma.wait_group.sync.aligned 1;")) << waits;
+    EXPECT_TRUE(has(waits, "cp.async.wait_group 0;")) << "2 stages (room for two blocks), one step ahead: " << waits;
+  }
+  std::vector<float> av = small_ints(size_t(m * k), 12), bv = small_ints(size_t(k * n), 13);
+  Tensor x = stored(av, m, k, false).cast(dt::float16), w = stored(bv, k, n, false).cast(dt::float16);
+  std::vector<float> got = x.matmul(w).cast(dt::float32).tolist<float>();
+  std::vector<double> want = matmul_ref(av, bv, 1, m, k, n);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); i++) ASSERT_EQ(got[i], want[i]) << "at " << i;
+}
+
+TEST(TensorCores, SmallWgmmaTilesWaitEachStep) {
+  // 128 x 128 blocks, two an SM with 3 stages: deferring measured slower, so each step waits for its wgmmas
+  tg::Context on({{"WGMMA", 1}});
+  tg::CUDARenderer cuda;
+  Tensor ex = Tensor::empty({256, 256}, {.dtype = dt::float16}), ew = Tensor::empty({256, 256}, {.dtype = dt::float16});
+  tg::Kernel kern(last_ast(ex.matmul(ew)), cuda);
+  kern.hand_coded_optimizations();
+  std::string src = render(kern, cuda);
+  EXPECT_TRUE(has(src, "wgmma.wait_group.sync.aligned 0;") && !has(src, "wgmma.wait_group.sync.aligned 1;")) << src;
+  EXPECT_TRUE(has(src, "float wgacc0[64];")) << "in place all the same: " << src;
+}
+
 TEST(TensorCores, WgmmaArgIsChecked) {
   tg::WgmmaArg arg{128, false, {false, true, 0, 512}, {true, false, 1152, 72}, true, false};
   EXPECT_EQ(tg::WgmmaArg::unpack(arg.pack()), arg);
@@ -318,6 +368,9 @@ TEST(TensorCores, WgmmaArgIsChecked) {
   EXPECT_THROW(tg::WgmmaArg::unpack(bad), tg::Error);
   bad = arg.pack();
   bad[8] = 4;  // core matrices 16-byte aligned
+  EXPECT_THROW(tg::WgmmaArg::unpack(bad), tg::Error);
+  bad = arg.pack();
+  bad[12] = 1;  // a deferred wait needs a wait
   EXPECT_THROW(tg::WgmmaArg::unpack(bad), tg::Error);
   {
     tg::Context off({{"WGMMA", 0}});

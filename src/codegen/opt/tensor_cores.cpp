@@ -128,8 +128,13 @@ namespace {
 constexpr MatmulTile kTcTile{2, 8, 4, 2, 4};
 // With Hopper's WGMMA (Renderer::wgmma): warps along M only, right above the tensor core's M (4 warps are one
 // warpgroup's 64 rows), N's register tile one warpgroup op wide (n = 8 x upcast_n, at most 256), M's register
-// tile of separate ops above the warps (codegen/staging.h). Default: 2 warpgroups x 64 x 128, K steps of 64.
+// tile of separate ops above the warps (codegen/staging.h). Default: 2 warpgroups x 64 x 128, K steps of 64;
+// where the output has at least kWideBlocks blocks of 128 x 256, 2 warpgroups x 64 x 256 (one block an SM, 4
+// stages, its wgmmas deferred: H100, fp16 4096^3 448 -> 500 TFLOPS, 8192^3 458 -> 553, 2026-11-26; 3072^3, 288
+// such blocks, 2.2 waves of 132, was not measured with it and keeps 128 x 128).
 constexpr MatmulTile kWgmmaTile{1, 16, 8, 1, 4};
+constexpr MatmulTile kWgmmaWideTile{1, 32, 8, 1, 4};
+constexpr int64_t kWideBlocks = 384;
 
 }  // namespace
 
@@ -157,7 +162,12 @@ bool Kernel::tensor_core_opts(const std::function<bool(const Opt&)>& try_opt) {
   // view; the views below it, a pad's mask say, keep such units whole: codegen/staging.h)
   auto stageable = [&](size_t i) { return sts_[i].lower_views_keep_runs(8); };
   if (renderer_.wgmma() && stageable(tc_->a) && stageable(tc_->b)) {
-    const MatmulTile tile = matmul_tile("TC_TILE", kWgmmaTile, 64);
+    int64_t outputs = 1;  // (the tensor core's lane and register dims included)
+    for (size_t d = 0; d < full_shape_.size(); d++)
+      if (kinds_[d] == AxisKind::LOOP || kinds_[d] == AxisKind::LOCAL || kinds_[d] == AxisKind::UPCAST)
+        outputs *= full_shape_[d];
+    const bool wide = outputs / (128 * 256) >= kWideBlocks;
+    const MatmulTile tile = matmul_tile("TC_TILE", wide ? kWgmmaWideTile : kWgmmaTile, 64);
     if (apply(OptOps::LOCAL, m(), {tile.threads_m, 4})) {  // whole warpgroups right above M_HI, or no WGMMA
       apply(OptOps::UPCAST, m(), {tile.upcast_m});
       // n-tiles: 8 (64 columns, one 128-byte swizzled row of an N-major B), then the rest as a second dim
