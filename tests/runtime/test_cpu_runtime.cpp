@@ -188,6 +188,23 @@ TEST(Device, NullRunsNothing) {
   EXPECT_EQ(host[0], 1.0f);
 }
 
+TEST(Device, NullRendersCudaUnderEmulate) {
+  // EMULATE=CUDA (read when the device opens): GPU kernels of any size rendered, none run
+  {
+    ScopedEnv emulate("EMULATE", "CUDA");
+    auto null = make_null_device();
+    EXPECT_EQ(null->renderer().device(), "CUDA");
+    EXPECT_TRUE(null->renderer().has_local());
+    EXPECT_FALSE(null->executes());
+  }
+  {
+    ScopedEnv emulate("EMULATE", "METAL9");
+    EXPECT_THROW(make_null_device(), Error);
+  }
+  ScopedEnv emulate("EMULATE", "");
+  EXPECT_EQ(make_null_device()->renderer().device(), "CPU");
+}
+
 TEST(Device, HostHoldsDataButRunsNoKernels) {
   Device& host = get_device("HOST");
   Buffer b("HOST", 3, dtypes::int32);
