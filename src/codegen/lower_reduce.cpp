@@ -37,11 +37,12 @@ void Lowerer::find_nested_reduces(const UOpPtr& ast) {
         if (y != x && y->op == Ops::REDUCE_AXIS) nested_.insert(y);
 }
 
-std::vector<UOpPtr> Lowerer::ranges_for(const UOp* reduce) {
-  if (!nested_.count(reduce)) return reduce_ranges_;
-  std::vector<UOpPtr> out;
-  for (const UOpPtr& r : reduce_ranges_) out.push_back(UOp::make(Ops::RANGE, r->dtype, r->src, fresh_id()));
-  return out;
+UOpPtr Lowerer::add_reduce_ranges(const UOpPtr& reduce) {
+  if (reduce_ranges_.empty()) return nullptr;
+  std::vector<UOpPtr> srcs{reduce->src.at(0)};
+  for (const UOpPtr& r : reduce_ranges_)
+    srcs.push_back(nested_.count(reduce.get()) ? UOp::make(Ops::RANGE, r->dtype, r->src, fresh_id()) : r);
+  return UOp::make(Ops::REDUCE_AXIS, reduce->dtype, std::move(srcs), reduce->arg);
 }
 
 UOpPtr Lowerer::with_ranges(const UOpPtr& x, const std::vector<UOpPtr>& ranges) const {
@@ -54,16 +55,14 @@ UOpPtr Lowerer::with_ranges(const UOpPtr& x, const std::vector<UOpPtr>& ranges) 
   });
 }
 
-void Lowerer::lower_reduce(const UOp* u, Info& in) {
-  if (k_.tensor_core()) return lower_tc_reduce(u, in);
+UOpPtr Lowerer::lower_reduce(const UOpPtr& u) {
+  if (k_.tensor_core()) return lower_tc_reduce(u);
   const Ops op = u->get<ReduceArg>().op;
   const DType dt = u->dtype;
-  if (empty_reduce_) {
-    in.vals.push_back(Val{reduce_identity(op, dt), {}});
-    return;
-  }
-  const UOp* src = u->src[0].get();
-  in.mask = info_.at(src).mask & ~unroll_mask_;
+  if (empty_reduce_) return reduce_identity(op, dt);
+  const Info src = unpack(u->src[0]);
+  const std::vector<UOpPtr> ranges(u->src.begin() + 1, u->src.end());
+  Info in{src.mask & ~unroll_mask_, {}};
   for (int64_t k = 0; k < count(in.mask); k++) {
     Combo cb = decode(in.mask, k);
     // every UNROLL value counts, whether or not the source depends on it
@@ -88,8 +87,7 @@ void Lowerer::lower_reduce(const UOp* u, Info& in) {
       value = std::move(l);
     }
     Val r = value;
-    if (!reduce_ranges_.empty()) {
-      const std::vector<UOpPtr> ranges = ranges_for(u);
+    if (!ranges.empty()) {
       auto reduce = [&](const UOpPtr& x) {
         std::vector<UOpPtr> s{with_ranges(x, ranges)};
         s.insert(s.end(), ranges.begin(), ranges.end());
@@ -111,6 +109,7 @@ void Lowerer::lower_reduce(const UOp* u, Info& in) {
     if (!group_dims_.empty()) r = Val{group_reduce(op, r.one), {}};
     in.vals.push_back(std::move(r));
   }
+  return unroll(dt, in);
 }
 
 UOpPtr Lowerer::group_reduce(Ops op, const UOpPtr& part) {

@@ -17,22 +17,30 @@ size_t Lowerer::ua_of_dim(int d) const {
   throw Error("lower: dim " + std::to_string(d) + " is not an upcast dim");
 }
 
-void Lowerer::lower_tc_reduce(const UOp* u, Info& in) {
+void Lowerer::find_tc_loads(const UOpPtr& ast) {
   const TcSetup& tcs = *k_.tensor_core();
-  const UOp *la = nullptr, *lb = nullptr;
-  for (const UOp* x : toposort(u->src.at(0)))
-    if (x->op == Ops::LOAD) {
-      if (x->src.at(1)->get<ShapeTracker>() == k_.sts()[tcs.a])
-        la = x;
-      else if (x->src.at(1)->get<ShapeTracker>() == k_.sts()[tcs.b])
-        lb = x;
-    }
-  if (!la || !lb) throw Error("lower: the tensor core's loads are not under the reduce");
+  for (const UOp* x : toposort(ast))
+    if (x->op == Ops::REDUCE_AXIS)
+      for (const UOp* l : toposort(x->src.at(0)))
+        if (l->op == Ops::LOAD) {
+          if (l->src.at(1)->get<ShapeTracker>() == k_.sts()[tcs.a])
+            tc_a_ = l;
+          else if (l->src.at(1)->get<ShapeTracker>() == k_.sts()[tcs.b])
+            tc_b_ = l;
+        }
+  if (!tc_a_ || !tc_b_) throw Error("lower: the tensor core's loads are not under the reduce");
+}
+
+UOpPtr Lowerer::lower_tc_reduce(const UOpPtr& u) {
+  const TcSetup& tcs = *k_.tensor_core();
+  const UOp *la = tc_a_, *lb = tc_b_;
+  if (!tc_regs_.count(la) || !tc_regs_.count(lb)) throw Error("lower: the tensor core's loads were not expanded");
+  const Info ia = unpack(tc_regs_.at(la)), ib = unpack(tc_regs_.at(lb));
   const size_t mhi = ua_of(TcRole::M_HI), nlo = ua_of(TcRole::N_LO);
   const size_t khi = ua_of(TcRole::K_HI), klo = ua_of(TcRole::K_LO), kmid = ua_of(TcRole::K_MID);
   const uint64_t tc_unroll = (uint64_t(1) << khi) | (uint64_t(1) << klo) | (uint64_t(1) << kmid);
   const uint64_t other_unroll = unroll_mask_ & ~tc_unroll;
-  in.mask = ((info_.at(la).mask | info_.at(lb).mask) & ~unroll_mask_) | (uint64_t(1) << mhi) | (uint64_t(1) << nlo);
+  Info in{((ia.mask | ib.mask) & ~unroll_mask_) | (uint64_t(1) << mhi) | (uint64_t(1) << nlo), {}};
   // A and B through shared memory where the kernel allows (codegen/tc_staging.h)
   std::optional<Staging> staging;
   if (reduce_ranges_.size() == 1)
@@ -54,9 +62,9 @@ void Lowerer::lower_tc_reduce(const UOp* u, Info& in) {
     for (size_t x : jx) base[x] = 0;
     auto [it, fresh] = tiles.try_emplace(key(in.mask, base));
     if (fresh && wg)
-      it->second = wgmma_tile(tcs, la, lb, base, other_unroll, *staging);
+      it->second = wgmma_tile(tcs, base, other_unroll, *staging);
     else if (fresh)
-      it->second = wmma_tile(tcs.tc, la, lb, base, other_unroll, {mhi, khi, klo}, staging ? &*staging : nullptr);
+      it->second = wmma_tile(tcs.tc, base, other_unroll, {mhi, khi, klo}, staging ? &*staging : nullptr);
     UOpPtr v = it->second.at(size_t(cb[nlo] + 2 * cb[mhi] + 4 * ntile(cb)));
     if (!reduce_ranges_.empty()) {
       std::vector<UOpPtr> s{v};
@@ -65,11 +73,12 @@ void Lowerer::lower_tc_reduce(const UOp* u, Info& in) {
     }
     in.vals.push_back(Val{v, {}});
   }
+  return unroll(u->dtype, in);
 }
 
-std::vector<UOpPtr> Lowerer::wgmma_tile(const TcSetup& tcs, const UOp* la, const UOp* lb, const Combo& base,
-                                        uint64_t other_unroll, const Staging& staging) {
-  const StagingInput sin{k_, dims_, reduce_ranges_[0], {tcs.a, tcs.b}, {la->src[0], lb->src[0]}};
+std::vector<UOpPtr> Lowerer::wgmma_tile(const TcSetup& tcs, const Combo& base, uint64_t other_unroll,
+                                        const Staging& staging) {
+  const StagingInput sin{k_, dims_, reduce_ranges_[0], {tcs.a, tcs.b}, {tc_a_->src[0], tc_b_->src[0]}};
   const UOpPtr off_a = staging.wgmma_offset(sin, 0), off_b = staging.wgmma_offset(sin, 1);
   int n = 8;
   for (int d : staging.ntile_dims()) n *= int(k_.full_shape()[size_t(d)]);
@@ -90,15 +99,14 @@ std::vector<UOpPtr> Lowerer::wgmma_tile(const TcSetup& tcs, const UOp* la, const
   return c;
 }
 
-std::vector<UOpPtr> Lowerer::wmma_tile(const TensorCore& tc, const UOp* la, const UOp* lb, const Combo& base,
-                                       uint64_t other_unroll, std::array<size_t, 3> mhi_khi_klo,
-                                       const Staging* staging) {
+std::vector<UOpPtr> Lowerer::wmma_tile(const TensorCore& tc, const Combo& base, uint64_t other_unroll,
+                                       std::array<size_t, 3> mhi_khi_klo, const Staging* staging) {
   // (plain variables, not structured bindings: lambdas below capture them, which clang accepts from 16 on)
   const size_t mhi = mhi_khi_klo[0], khi = mhi_khi_klo[1], klo = mhi_khi_klo[2];
   std::vector<UOpPtr> c(TensorCore::kC, UOp::const_(tc.acc, 0));
-  auto reg = [&](const UOp* load, Combo cb) {
+  const Info ia = unpack(tc_regs_.at(tc_a_)), ib = unpack(tc_regs_.at(tc_b_));
+  auto reg = [&](bool is_a, Combo cb) {
     if (staging) {  // register i of the LDMATRIX fragment, at this tile's other upcast values
-      const bool is_a = load == la;
       int i = is_a ? int(cb[klo] + 2 * cb[mhi] + 4 * cb[khi]) : int(cb[klo] + 2 * cb[khi]);
       if (!is_a && staging->pair_dim() >= 0) {  // B tiles 2v and 2v + 1 share one LDMATRIX x4
         const size_t p = ua_of_dim(staging->pair_dim());
@@ -107,7 +115,7 @@ std::vector<UOpPtr> Lowerer::wmma_tile(const TensorCore& tc, const UOp* la, cons
       }
       return subst(staging->regs(is_a ? 0 : 1).at(size_t(i)), cb);
     }
-    const Val& v = val(load, cb);
+    const Val v = val(is_a ? ia : ib, cb);
     if (!v.one || v.one->dtype.count != 1) throw Error("lower: a tensor core register is not a scalar");
     return v.one;
   };
@@ -118,12 +126,12 @@ std::vector<UOpPtr> Lowerer::wmma_tile(const TensorCore& tc, const UOp* la, cons
     std::vector<UOpPtr> srcs;
     for (int i = 0; i < TensorCore::kA; i++) {  // A: (K_LO, M_HI, K_HI) = (i % 2, i / 2 % 2, i / 4)
       cb[klo] = i % 2, cb[mhi] = i / 2 % 2, cb[khi] = i / 4;
-      srcs.push_back(reg(la, cb));
+      srcs.push_back(reg(true, cb));
     }
     cb[mhi] = 0;
     for (int i = 0; i < TensorCore::kB; i++) {  // B: (K_LO, K_HI) = (i % 2, i / 2)
       cb[klo] = i % 2, cb[khi] = i / 2;
-      srcs.push_back(reg(lb, cb));
+      srcs.push_back(reg(false, cb));
     }
     srcs.insert(srcs.end(), c.begin(), c.end());
     UOpPtr w = UOp::make(Ops::WMMA, tc.acc.vec(TensorCore::kC), std::move(srcs), tc.name());

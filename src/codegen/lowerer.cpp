@@ -1,12 +1,19 @@
-// AST -> index math, with upcast dims expanded. Each LOOP/REDUCE dim of the full shape becomes a RANGE,
-// the THREAD dim becomes SPECIAL core_id, and each view's tracker turns those into a buffer index and a
-// validity (shape/indexing.h).
+// AST -> index math, with upcast dims expanded: named passes (graph_rewrite) whose typed context is the Lowerer.
+//   reduce_ranges  each REDUCE_AXIS gets the RANGEs it reduces over as sources (fresh ones when nested)
+//   expand         views -> index math; every node -> UNROLL(its values at each combination of upcast values)
+//   symbolic       index math simplified
+// Each LOOP/REDUCE dim of the full shape becomes a RANGE, the THREAD dim becomes SPECIAL core_id, and each
+// view's tracker turns those into a buffer index and a validity (shape/indexing.h).
 //
-// UNROLL/UPCAST dims are not loops. The lowerer writes the AST once per value of them ("lanes"): every
+// UNROLL/UPCAST dims are not loops. The expander writes the AST once per value of them ("lanes"): every
 // node is lowered once per combination of the upcast values it depends on (a load that does not depend
-// on an upcast dim is shared by all of them). The kernel's vector dim (Kernel::vector_dim) is kept
+// on an upcast dim is shared by all of them), and stands in the graph as an UNROLL node holding those values
+// (arg: the dims, a bit mask), which its users' rules read. A rule fires only on AST nodes or on nodes with an
+// UNROLL source, so the lowered nodes it makes are final. The kernel's vector dim (Kernel::vector_dim) is kept
 // together: a node that depends on it is one vector node (float4 ...) where the renderer takes vectors of
-// that op and dtype, and W scalar lanes otherwise, with the same arithmetic per lane either way.
+// that op and dtype, and W scalar lanes otherwise (VECTORIZE(lanes) inside an UNROLL), with the same arithmetic
+// per lane either way. Vectors are chosen by what the renderer takes as they are made, so no devectorize pass
+// follows.
 //
 // A REDUCE_AXIS at one output lane reduces its source over the UNROLL values in a balanced tree
 // ((x0+x1)+(x2+x3)), then accumulates that across the reduce loops (REDUCE(value, ranges...)). When the
@@ -33,6 +40,24 @@
 #include "uop/symbolic_linear.h"
 
 namespace tg::lowering {
+
+namespace {
+std::vector<Ops> alu_and_casts() {
+  std::vector<Ops> out{Ops::CAST, Ops::BITCAST};
+  for (int i = 0; i < kNumOps; i++)
+    if (is_alu(Ops(i))) out.push_back(Ops(i));
+  return out;
+}
+
+// The ops a kernel AST is made of (schedule/): anything else is a bug upstream, named here.
+void check_ast_ops(const UOpPtr& ast) {
+  static const std::vector<Ops> ast_ops{Ops::SINK,          Ops::STORE,      Ops::LOAD,        Ops::VIEW, Ops::CONST,
+                                        Ops::DEFINE_GLOBAL, Ops::DEFINE_VAR, Ops::REDUCE_AXIS, Ops::CAST, Ops::BITCAST};
+  for (const UOp* u : toposort(ast))
+    if (!is_alu(u->op) && std::find(ast_ops.begin(), ast_ops.end(), u->op) == ast_ops.end())
+      throw Error(std::string("lower: unexpected ") + op_name(u->op) + " in a kernel AST");
+}
+}  // namespace
 
 bool contains(const UOpPtr& root, const UOp* x) {
   if (!x) return false;
@@ -80,43 +105,74 @@ Lowerer::Lowerer(const Kernel& k, const UOpPtr& ast) : k_(k), ren_(k.renderer())
     dims_.push_back(r);
   }
   if (ua_.size() > 60) throw Error("lower: too many upcast dims");
-  if (k.tensor_core() && ren_.async_copies()) flatten_reduce_loops();
-  find_nested_reduces(ast);
-}
-
-UOpPtr Lowerer::lower(const UOpPtr& ast) {
-  std::vector<UOpPtr> stores;
   // Dims of size 0: an empty output has nothing to store; a reduce over nothing is its identity and reads
   // nothing. (The loops alone would not be enough: a RANGE over nothing simplifies away, and the loads in
   // it would run once, out of bounds.)
-  const Shape& fs = k_.full_shape();
-  bool empty_output = false;
   for (size_t d = 0; d < fs.size(); d++) {
-    bool reduced =
-        k_.kinds()[d] == AxisKind::REDUCE || k_.kinds()[d] == AxisKind::GROUP || k_.kinds()[d] == AxisKind::UNROLL;
-    if (fs[d] == 0) (reduced ? empty_reduce_ : empty_output) = true;
+    bool reduced = kinds[d] == AxisKind::REDUCE || kinds[d] == AxisKind::GROUP || kinds[d] == AxisKind::UNROLL;
+    if (fs[d] == 0) (reduced ? empty_reduce_ : empty_output_) = true;
   }
-  if (!empty_output && !empty_reduce_) stage_shared_loads(ast);
-  for (const UOp* u : toposort(ast)) {
-    if (empty_output) break;
-    switch (u->op) {
-      case Ops::VIEW:
-        break;  // consumed by its user
-      case Ops::SINK:
-        break;
-      case Ops::STORE:
-        lower_store(u, stores);
-        break;
-      default:
-        lower_value(u);
-        break;
-    }
-  }
+  if (k.tensor_core() && ren_.async_copies()) flatten_reduce_loops();
+  check_ast_ops(ast);
+  for (const UOp* u : toposort(ast))
+    if (u->op == Ops::DEFINE_GLOBAL) globals_.push_back(u->ptr());
+  find_nested_reduces(ast);
+  if (k.tensor_core()) find_tc_loads(ast);
+}
+
+UOpPtr Lowerer::lower(const UOpPtr& ast) {
   // Every buffer stays a parameter even when simplification drops its last load (WHERE(c, x, x) -> x),
   // so the kernel's signature always matches the schedule item's buffers.
-  for (const UOp* u : toposort(ast))
-    if (u->op == Ops::DEFINE_GLOBAL) stores.push_back(u->ptr());
-  return graph_rewrite("symbolic", UOp::make(Ops::SINK, dtypes::void_, std::move(stores)), symbolic());
+  if (empty_output_) return UOp::make(Ops::SINK, dtypes::void_, globals_);
+  if (!empty_reduce_) stage_shared_loads(ast);
+  UOpPtr x = graph_rewrite("reduce_ranges", ast, pm_reduce_ranges(), *this, /*bottom_up=*/true);
+  x = graph_rewrite("expand", x, pm_expand(), *this);
+  return graph_rewrite("symbolic", x, symbolic());
+}
+
+namespace {
+// A rule that hands the matched node (captured as "x") to a method of the Lowerer.
+template <class Method>
+std::pair<UPat, TypedMatcher<Lowerer>::Fn> on(UPat pat, Method method) {
+  return {pat.named("x"), [method](const Captures& m, Lowerer& l) { return (l.*method)(m["x"]); }};
+}
+}  // namespace
+
+const TypedMatcher<Lowerer>& Lowerer::pm_reduce_ranges() {
+  // (bottom up: a nested reduce is still the AST's node when its rule runs, so nested_ knows it)
+  static const TypedMatcher<Lowerer> pm({on(UPat::op(Ops::REDUCE_AXIS, {UPat::any()}), &Lowerer::add_reduce_ranges)});
+  return pm;
+}
+
+const TypedMatcher<Lowerer>& Lowerer::pm_expand() {
+  const UPat view = UPat::ops_of({Ops::VIEW}), global = UPat::ops_of({Ops::DEFINE_GLOBAL});
+  static const TypedMatcher<Lowerer> pm({
+      // leaves: views become index math, one value per combination of the upcast values they depend on
+      on(UPat::op(Ops::CONST, {view}), &Lowerer::lower_const),
+      on(UPat::op(Ops::LOAD, {global, view}), &Lowerer::lower_load),
+      // compute: per combination of the sources' upcast values (lowered nodes have no UNROLL source: no match)
+      on(UPat::ops_of(alu_and_casts()), &Lowerer::lower_alu),
+      // reduces: over the UNROLL values, then the ranges (tensor cores, GROUP partials: lower_reduce.cpp)
+      on(UPat::ops_of({Ops::REDUCE_AXIS}), &Lowerer::lower_reduce),
+      // stores, and the SINK that gathers them
+      on(UPat::op(Ops::STORE, {global, view, UPat::any()}), &Lowerer::lower_store),
+      on(UPat::ops_of({Ops::SINK}), &Lowerer::lower_sink),
+  });
+  return pm;
+}
+
+UOpPtr Lowerer::unroll(DType dt, const Info& in) {
+  std::vector<UOpPtr> srcs;
+  for (const Val& v : in.vals)
+    srcs.push_back(v.one ? v.one : UOp::make(Ops::VECTORIZE, v.lanes[0]->dtype.vec(int(v.lanes.size())), v.lanes));
+  return UOp::make(Ops::UNROLL, dt, std::move(srcs), int64_t(in.mask));
+}
+
+Lowerer::Info Lowerer::unpack(const UOpPtr& x) {
+  if (x->op != Ops::UNROLL) return Info{0, {Val{x, {}}}};
+  Info in{uint64_t(x->get<int64_t>()), {}};
+  for (const UOpPtr& v : x->src) in.vals.push_back(v->op == Ops::VECTORIZE ? Val{nullptr, v->src} : Val{v, {}});
+  return in;
 }
 
 void Lowerer::stage_shared_loads(const UOpPtr& ast) {
@@ -190,11 +246,6 @@ UOpPtr Lowerer::subst(const UOpPtr& e, const Combo& c, int64_t lane) const {
     if (lane >= 0 && u == vph_.get()) return ci(lane);
     return nullptr;
   }));
-}
-
-const Val& Lowerer::val(const UOp* u, const Combo& c) const {
-  const Info& in = info_.at(u);
-  return in.vals.at(size_t(key(in.mask, c)));
 }
 
 UOpPtr Lowerer::lane(const Val& v, int64_t i) const {
@@ -314,19 +365,11 @@ UOpPtr Lowerer::load(const UOpPtr& buf, DType dt, const UOpPtr& idx, const UOpPt
   return UOp::make(Ops::LOAD, dt, {buf, idx, valid, alt});
 }
 
-// A CONST leaf with a view: its value where the view is valid, 0 elsewhere.
-void Lowerer::lower_const(const UOp* u, Info& in) {
+UOpPtr Lowerer::lower_const(const UOpPtr& u) {
   auto c = UOp::make(Ops::CONST, u->dtype, {}, u->arg);
-  if (u->src.empty()) {
-    in.vals.push_back(Val{c, {}});
-    return;
-  }
   auto [idx, valid] = index_of(u->src[0].get());
-  if (always(valid)) {
-    in.vals.push_back(Val{c, {}});
-    return;
-  }
-  in.mask = deps(valid);
+  if (always(valid)) return c;
+  Info in{deps(valid), {}};
   UOpPtr zero = UOp::const_(u->dtype, 0);
   for (int64_t k = 0; k < count(in.mask); k++) {
     Combo cb = decode(in.mask, k);
@@ -339,19 +382,20 @@ void Lowerer::lower_const(const UOp* u, Info& in) {
     for (int64_t i = 0; i < W_; i++) v.lanes.push_back(simplify(where(subst(vc, cb, i), c, zero)));
     in.vals.push_back(std::move(v));
   }
+  return unroll(u->dtype, in);
 }
 
-void Lowerer::lower_load(const UOp* u, Info& in) {
+UOpPtr Lowerer::lower_load(const UOpPtr& u) {
   auto [idx, valid] = index_of(u->src[1].get());
   UOpPtr buf = u->src[0];
   UOpPtr after;  // a staged load reads shared memory once its step's copies are in (codegen/staging.h)
-  if (auto it = staged_.find(u); it != staged_.end()) {
+  if (auto it = staged_.find(u.get()); it != staged_.end()) {
     buf = staging_->buffer(it->second);
     idx = staging_->index(it->second);
     valid = UOp::const_(dtypes::bool_, 1);
     after = staging_->after();
   }
-  in.mask = deps(idx) | deps(valid);
+  Info in{deps(idx) | deps(valid), {}};
   UOpPtr zero = UOp::const_(u->dtype, 0);
   const LoadRun run = load_run(idx, valid, in.mask, u->dtype);
   std::unordered_map<int64_t, UOpPtr> run_loads;  // the combination at a run's start -> its vector load
@@ -389,56 +433,46 @@ void Lowerer::lower_load(const UOp* u, Info& in) {
       v.lanes.push_back(load(buf, u->dtype, subst(ic, cb, i), subst(vc, cb, i), zero, after));
     in.vals.push_back(std::move(v));
   }
+  UOpPtr out = unroll(u->dtype, in);
+  if (u.get() == tc_a_ || u.get() == tc_b_) tc_regs_[u.get()] = out;
+  return out;
 }
 
-void Lowerer::lower_value(const UOp* u) {
-  Info& in = info_[u];
-  switch (u->op) {
-    case Ops::DEFINE_GLOBAL:
-    case Ops::DEFINE_VAR:
-      in.vals.push_back(Val{u->ptr(), {}});
-      return;
-    case Ops::CONST:
-      lower_const(u, in);
-      return;
-    case Ops::LOAD:
-      lower_load(u, in);
-      return;
-    case Ops::REDUCE_AXIS:
-      lower_reduce(u, in);
-      return;
-    default: {
-      if (!is_alu(u->op) && u->op != Ops::CAST && u->op != Ops::BITCAST)
-        throw Error(std::string("lower: unexpected ") + op_name(u->op) + " in a kernel AST");
-      for (auto& s : u->src) in.mask |= info_.at(s.get()).mask;
-      for (int64_t k = 0; k < count(in.mask); k++) {
-        Combo cb = decode(in.mask, k);
-        std::vector<Val> srcs;
-        for (auto& s : u->src) srcs.push_back(val(s.get(), cb));
-        in.vals.push_back(alu(u->op, u->dtype, srcs, u->arg));
-      }
-      return;
-    }
+UOpPtr Lowerer::lower_alu(const UOpPtr& u) const {
+  if (std::none_of(u->src.begin(), u->src.end(), [](const UOpPtr& s) { return s->op == Ops::UNROLL; })) return nullptr;
+  std::vector<Info> srcs;
+  Info in;
+  for (const UOpPtr& s : u->src) {
+    srcs.push_back(unpack(s));
+    in.mask |= srcs.back().mask;
   }
+  for (int64_t k = 0; k < count(in.mask); k++) {
+    Combo cb = decode(in.mask, k);
+    std::vector<Val> vs;
+    for (const Info& s : srcs) vs.push_back(val(s, cb));
+    in.vals.push_back(alu(u->op, u->dtype, vs, u->arg));
+  }
+  return unroll(u->dtype, in);
 }
 
-void Lowerer::lower_store(const UOp* u, std::vector<UOpPtr>& stores) {
+UOpPtr Lowerer::lower_store(const UOpPtr& u) {
   auto [idx, valid] = index_of(u->src[1].get());
   // After a grouped reduce every GROUP sibling holds the result; the one of GROUP index 0 writes it.
   for (size_t d : group_dims_) valid = logical_and(valid, lt(dims_[d], 1));  // lidx < 1: index 0
   valid = simplify(valid);
   const UOpPtr& buf = u->src[0];
-  const UOp* value = u->src[2].get();
-  const DType dt = value->dtype;
-  uint64_t mask = deps(idx) | deps(valid) | info_.at(value).mask;
+  const Info value = unpack(u->src[2]);
+  const DType dt = u->src[2]->dtype;
+  const uint64_t mask = deps(idx) | deps(valid) | value.mask;
   auto store = [&](const UOpPtr& i, const UOpPtr& v, const UOpPtr& g) {
     if (always(g)) return UOp::make(Ops::STORE, dtypes::void_, {buf, i, v});
     return UOp::make(Ops::STORE, dtypes::void_, {buf, i, v, g});
   };
+  std::vector<UOpPtr> stores;
   for (int64_t k = 0; k < count(mask); k++) {
     Combo cb = decode(mask, k);
     UOpPtr ic = subst(idx, cb), vc = subst(valid, cb);
-    const Val& v = val(value, cb);
+    const Val v = val(value, cb);
     bool vdep = contains(ic, vph_.get()) || contains(vc, vph_.get());
     if (!vdep && !varying(v)) {
       stores.push_back(store(ic, v.one, vc));
@@ -452,6 +486,18 @@ void Lowerer::lower_store(const UOp* u, std::vector<UOpPtr>& stores) {
     // lane by lane, in order (where lanes write one address, the last wins, as the loop would)
     for (int64_t i = 0; i < W_; i++) stores.push_back(store(subst(ic, cb, i), lane(v, i), subst(vc, cb, i)));
   }
+  return UOp::make(Ops::UNROLL, dtypes::void_, std::move(stores), int64_t(mask));
+}
+
+UOpPtr Lowerer::lower_sink(const UOpPtr& u) const {
+  if (std::none_of(u->src.begin(), u->src.end(), [](const UOpPtr& s) { return s->op == Ops::UNROLL; })) return nullptr;
+  std::vector<UOpPtr> out;
+  for (const UOpPtr& s : u->src) {
+    if (s->op != Ops::UNROLL) throw Error(std::string("lower: the kernel's SINK holds a ") + op_name(s->op));
+    out.insert(out.end(), s->src.begin(), s->src.end());
+  }
+  out.insert(out.end(), globals_.begin(), globals_.end());
+  return UOp::make(Ops::SINK, dtypes::void_, std::move(out));
 }
 
 }  // namespace tg::lowering

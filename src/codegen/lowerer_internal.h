@@ -14,6 +14,7 @@
 
 #include "codegen/kernel.h"
 #include "codegen/staging.h"
+#include "uop/pattern.h"
 
 namespace tg::lowering {
 
@@ -41,10 +42,13 @@ std::vector<std::optional<SpecialArg>> launch_axes(const Kernel& k);
 // shape, so they add nothing.
 DType index_dtype(const Kernel& k, const UOpPtr& ast);
 
+// The typed context of the lowering passes (see lowerer.cpp): the kernel's dims as loops, launch indices or
+// upcast placeholders, and what the passes learn on the way (staged loads, shared-memory temps, fresh loops).
 class Lowerer {
  public:
   Lowerer(const Kernel& k, const UOpPtr& ast);
 
+  // The passes, in order: reduce_ranges, expand, symbolic.
   UOpPtr lower(const UOpPtr& ast);
 
  private:
@@ -53,6 +57,7 @@ class Lowerer {
     int64_t size;
     size_t dim;  // in the full shape
   };
+  // A lowered value, unpacked from its UNROLL node (see unroll / unpack).
   struct Info {
     uint64_t mask = 0;      // the upcast dims (ua_ bits) the value depends on
     std::vector<Val> vals;  // one per combination of those dims' values (mixed radix, ua_ order)
@@ -65,6 +70,7 @@ class Lowerer {
   std::vector<UOpPtr> dims_;  // per dim: RANGE, SPECIAL or placeholder
   std::vector<UOpPtr> reduce_ranges_;
   bool empty_reduce_ = false;        // some reduce dim has size 0
+  bool empty_output_ = false;        // some output dim has size 0
   std::vector<size_t> group_dims_;   // GROUP dims: a reduce split across a workgroup's threads
   std::vector<size_t> thread_dims_;  // LOCAL and GROUP dims (the threads of a workgroup), in dim order
   std::vector<UAxis> ua_;            // upcast dims other than the vector dim
@@ -72,12 +78,21 @@ class Lowerer {
   UOpPtr vph_;  // the vector dim's placeholder (null: no vector dim)
   int64_t W_ = 1;
   bool vunroll_ = false;
-  std::unordered_map<const UOp*, Info> info_;
-  std::unordered_set<const UOp*> nested_;          // REDUCE_AXIS nodes inside another one's source: loops of their own
-  int64_t fresh_ids_ = 0;                          // RANGE args made so far, so each is distinct
-  int group_temps_ = 0;                            // shared-memory buffers of grouped reduces made so far
-  std::optional<Staging> staging_;                 // loads read through shared memory (no tensor core)
-  std::unordered_map<const UOp*, size_t> staged_;  // such a LOAD -> its operand in staging_
+  std::vector<UOpPtr> globals_;                     // the AST's DEFINE_GLOBALs, in toposort order
+  std::unordered_set<const UOp*> nested_;           // REDUCE_AXIS nodes inside another one's source: loops of their own
+  int64_t fresh_ids_ = 0;                           // RANGE args made so far, so each is distinct
+  int group_temps_ = 0;                             // shared-memory buffers of grouped reduces made so far
+  std::optional<Staging> staging_;                  // loads read through shared memory (no tensor core)
+  std::unordered_map<const UOp*, size_t> staged_;   // such a LOAD -> its operand in staging_
+  const UOp *tc_a_ = nullptr, *tc_b_ = nullptr;     // a tensor-core kernel's A and B loads (AST nodes)
+  std::unordered_map<const UOp*, UOpPtr> tc_regs_;  // their expansions (the register values of A and B)
+
+  // ---- the passes' rules ----
+  // reduce_ranges: each REDUCE_AXIS gets the RANGEs it reduces over as sources; a nested one fresh copies.
+  static const TypedMatcher<Lowerer>& pm_reduce_ranges();
+  // expand: every node becomes an UNROLL of its values at each combination of the upcast values it depends on;
+  // a STORE an UNROLL of its stores; the SINK gathers the stores.
+  static const TypedMatcher<Lowerer>& pm_expand();
 
   // Several reduce loops become one over their product, each dim read back by division: the shared-memory ring
   // (codegen/staging.h) steps through one loop. (A convolution over a flattened image reduces over kernel rows
@@ -89,13 +104,14 @@ class Lowerer {
   // runs its own loops to completion before the outer loop needs its value, so its ranges are fresh copies.
   void find_nested_reduces(const UOpPtr& ast);
   int64_t fresh_id() { return int64_t(k_.full_shape().size()) * 2 + fresh_ids_++; }
-  // The reduce ranges for one REDUCE_AXIS: the kernel's own, or fresh ones for a nested reduce.
-  std::vector<UOpPtr> ranges_for(const UOp* reduce);
+  // REDUCE_AXIS(x) -> REDUCE_AXIS(x, ranges...): the kernel's reduce ranges, or fresh ones for a nested reduce.
+  UOpPtr add_reduce_ranges(const UOpPtr& reduce);
   UOpPtr with_ranges(const UOpPtr& x, const std::vector<UOpPtr>& ranges) const;
 
   // Loads under the reduce that the threads of a workgroup share (a matmul's A and B: some thread dim does not
   // move them) go through shared memory where the kernel allows it (codegen/staging.h).
   void stage_shared_loads(const UOpPtr& ast);
+  void find_tc_loads(const UOpPtr& ast);
 
   // ---- combinations of upcast values ----
   using Combo = std::vector<int64_t>;  // a value per ua_ entry
@@ -105,7 +121,13 @@ class Lowerer {
   uint64_t deps(const UOpPtr& e) const;
   // e with the upcast placeholders set to the combination (and the vector dim to `lane`, if >= 0).
   UOpPtr subst(const UOpPtr& e, const Combo& c, int64_t lane = -1) const;
-  const Val& val(const UOp* u, const Combo& c) const;
+  Val val(const Info& in, const Combo& c) const { return in.vals.at(size_t(key(in.mask, c))); }
+
+  // ---- lowered values as graph nodes ----
+  // UNROLL(values..., arg mask) of dtype dt: a Val is its one node, or VECTORIZE(lanes).
+  static UOpPtr unroll(DType dt, const Info& in);
+  // The values of an UNROLL node; any other node is one value at every combination.
+  static Info unpack(const UOpPtr& x);
 
   // ---- values ----
   static bool varying(const Val& v) { return !v.one || v.one->dtype.count > 1; }
@@ -143,14 +165,20 @@ class Lowerer {
   static UOpPtr load(const UOpPtr& buf, DType dt, const UOpPtr& idx, const UOpPtr& valid, const UOpPtr& alt,
                      const UOpPtr& after = nullptr);
 
-  // ---- lowering, node by node ----
-  void lower_value(const UOp* u);
-  void lower_const(const UOp* u, Info& in);
+  // ---- expand: a rule per kind of node, each returning the node's UNROLL ----
+  // A CONST leaf with a view: its value where the view is valid, 0 elsewhere.
+  UOpPtr lower_const(const UOpPtr& u);
   // A LOAD of a global buffer, or of its shared-memory stage: one load per combination of the upcast values its
   // index depends on, a vector along the vector dim where contiguous, runs along another upcast dim (load_run).
-  void lower_load(const UOp* u, Info& in);
-
-  void lower_reduce(const UOp* u, Info& in);
+  UOpPtr lower_load(const UOpPtr& u);
+  // An ALU op, CAST or BITCAST with some source an UNROLL: the op at each combination of its sources' dims.
+  UOpPtr lower_alu(const UOpPtr& u) const;
+  // REDUCE_AXIS(x, ranges...): x reduced over the UNROLL values, then over the ranges (REDUCE).
+  UOpPtr lower_reduce(const UOpPtr& u);
+  // STORE(buf, view, value): an UNROLL of the stores at each combination (void).
+  UOpPtr lower_store(const UOpPtr& u);
+  // SINK of the stores' UNROLLs: SINK(stores..., every DEFINE_GLOBAL).
+  UOpPtr lower_sink(const UOpPtr& u) const;
 
   // ---- tensor cores (codegen/opt/tensor_cores.cpp) ----
   // The ua_ index of the register dim with `role`.
@@ -160,16 +188,15 @@ class Lowerer {
   // A sum of A*B lowered to WMMA: per tile (the non-tensor-core upcast values), one WMMA per unrolled K step
   // chained through its accumulator input, whose 4 lanes are C's registers M_HI * 2 + N_LO; each lane then
   // accumulates over the reduce loops.
-  void lower_tc_reduce(const UOp* u, Info& in);
+  UOpPtr lower_tc_reduce(const UOpPtr& u);
 
   // C's lanes for one warpgroup tile: WGMMA(A, B in shared memory, C) over the unrolled K values outside the
   // tensor core, the first after a fence, the last waited for (renderer/tensor_core.h).
-  std::vector<UOpPtr> wgmma_tile(const TcSetup& tcs, const UOp* la, const UOp* lb, const Combo& base,
-                                 uint64_t other_unroll, const Staging& staging);
+  std::vector<UOpPtr> wgmma_tile(const TcSetup& tcs, const Combo& base, uint64_t other_unroll, const Staging& staging);
 
   // C's 4 lanes for one tile: WMMA(A regs, B regs, C) over the unrolled K values outside the tensor core.
-  std::vector<UOpPtr> wmma_tile(const TensorCore& tc, const UOp* la, const UOp* lb, const Combo& base,
-                                uint64_t other_unroll, std::array<size_t, 3> mhi_khi_klo, const Staging* staging);
+  std::vector<UOpPtr> wmma_tile(const TensorCore& tc, const Combo& base, uint64_t other_unroll,
+                                std::array<size_t, 3> mhi_khi_klo, const Staging* staging);
 
   // The second stage of a grouped reduce. Every thread holds the partial `part` of its GROUP index; the
   // partials go to shared memory (one slot per thread of the workgroup), and after a barrier each thread
@@ -188,8 +215,6 @@ class Lowerer {
   // GROUP dim and every index of the others. The last dim's siblings are read `unroll` at a time and combined
   // in a tree (one dependent load-and-add per value kept an H100's rows waiting).
   UOpPtr sibling_reduce(Ops op, const UOpPtr& barrier, const UOpPtr& slot, DType dt, int64_t n);
-
-  void lower_store(const UOp* u, std::vector<UOpPtr>& stores);
 };
 
 }  // namespace tg::lowering

@@ -23,7 +23,10 @@ namespace tg {
   X(ADD) X(MUL) X(SUB) X(IDIV) X(MOD) X(MAX) X(CMPLT) X(CMPNE) X(AND) X(OR) X(XOR) X(SHL) X(SHR)     \
   X(FDIV) X(THREEFRY) X(POW)                                                                         \
   /* ternary ALU */                                                                                  \
-  X(WHERE) X(MULACC) X(WMMA) X(WGMMA)
+  X(WHERE) X(MULACC) X(WMMA) X(WGMMA)                                                                \
+  /* lowering only (codegen/lowerer.cpp): a value at each combination of the upcast values of the dims */ \
+  /* in its arg (a bit mask); never reaches a linearized program */                                  \
+  X(UNROLL)
 
 enum class Ops : uint8_t {
 #define TG_OP_ENUM(name) name,

@@ -182,6 +182,7 @@ struct Rewriter {
         if (done.count(f.node.get())) continue;
         if (bottom_up) {
           if (UOpPtr r = pm.rewrite(f.node, ctx)) {
+            rewrites++;
             stack.push_back({f.node, 2, r});
             if (!done.count(r.get())) stack.push_back({r, 0, nullptr});
             continue;

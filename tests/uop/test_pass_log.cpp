@@ -78,6 +78,12 @@ TEST(PassLog, AKernelListsItsPasses) {
   linearize_kernel(lower_kernel(k));
   std::vector<std::string> names;
   for (const PassRecord& r : log.records()) names.push_back(r.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"exact_products", "decompositions", "lower", "symbolic", "linearize"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"exact_products", "decompositions", "lower", "reduce_ranges", "expand",
+                                             "symbolic", "linearize"}));
+  std::vector<int> depths;
+  for (const PassRecord& r : log.records()) depths.push_back(r.depth);
+  EXPECT_EQ(depths, (std::vector<int>{0, 0, 0, 1, 1, 1, 0}));  // lower's passes nest in it
   for (const PassRecord& r : log.records()) EXPECT_GT(r.nodes, 0) << r.name;
+  EXPECT_EQ(log.records()[3].rewrites, 1);  // the sum's REDUCE_AXIS gets its range
+  EXPECT_GT(log.records()[4].rewrites, 3);  // loads, the product, the reduce, the store, the sink
 }
