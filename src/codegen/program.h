@@ -57,6 +57,7 @@
 //                  2j, 2j + 1 of its value (read with GEP). Every thread of the workgroup reaches it together.
 //
 // No other op appears in a linearized program. Integer index math is int32 unless a node says otherwise.
+// codegen/verify_program.h checks all of this; the engine runs it on every program before rendering.
 #include <cstdint>
 #include <string>
 #include <vector>

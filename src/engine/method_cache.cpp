@@ -8,6 +8,7 @@
 #include "codegen/kernel.h"
 #include "codegen/linearize.h"
 #include "codegen/lowerer.h"
+#include "codegen/verify_program.h"
 #include "engine/beam.h"
 #include "engine/method_cache.h"
 #include "engine/realize.h"
@@ -75,6 +76,7 @@ ProgramSpec program_spec(const Kernel& k, const std::string& name, const std::st
       if (sp.axis == LaunchAxis::LOCAL) spec.local_size[dim] = sp.size;
     }
   }
+  verify_program(spec);  // what every renderer and runtime may then trust
   spec.estimated_ops = estimate_flops(spec.uops);
   spec.src = k.renderer().render(spec.name, spec.uops);
   if (DEBUG >= 4) std::printf("%s\n", spec.src.c_str());

@@ -1,9 +1,9 @@
 #pragma once
 // The UOp interpreter: executes a linearized kernel (the node kinds of codegen/program.h) directly, one
 // scalar at a time, with C semantics from uop/exec_alu.h. It is the reference every compiled backend is
-// checked against, so it is strict: the program's structure is validated when it is loaded (sources before
-// users, loops and IFs properly nested, values used only where C scoping would see them), and every memory
-// access is bounds checked at run time. A codegen bug becomes a tg::Error here, never corrupt memory.
+// checked against, so it is strict: a program is checked by codegen's verify_program when it is loaded (sources
+// before users, loops and IFs properly nested, values used only where C scoping would see them, dtypes), and
+// every memory access is bounds checked at run time. A codegen bug becomes a tg::Error here, never corrupt memory.
 //
 // GPU semantics: SPECIAL ids come from the launch grid (spec.global_size workgroups of spec.local_size
 // threads). Each thread is a context of its own (program counter and values); the threads of one workgroup
