@@ -42,6 +42,7 @@ class CStyleRenderer : public Renderer {
   };
 
  protected:
+  friend class CStyleWalk;  // the walker behind render() (renderer/cstyle_walk.h) prints through the hooks below
   CStyleRenderer();
 
   // ---- types and constants ----
