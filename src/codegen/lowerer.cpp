@@ -113,6 +113,7 @@ Lowerer::Lowerer(const Kernel& k, const UOpPtr& ast) : k_(k), ren_(k.renderer())
     if (fs[d] == 0) (reduced ? empty_reduce_ : empty_output_) = true;
   }
   if (k.tensor_core() && ren_.async_copies()) flatten_reduce_loops();
+  if (k.tensor_core()) swizzle_block_order(launch);
   check_ast_ops(ast);
   for (const UOp* u : toposort(ast))
     if (u->op == Ops::DEFINE_GLOBAL) globals_.push_back(u->ptr());

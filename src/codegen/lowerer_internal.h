@@ -87,6 +87,11 @@ class Lowerer {
   const UOp *tc_a_ = nullptr, *tc_b_ = nullptr;     // a tensor-core kernel's A and B loads (AST nodes)
   std::unordered_map<const UOp*, UOpPtr> tc_regs_;  // their expansions (the register values of A and B)
 
+  // A tensor-core kernel's blocks run in groups of TC_SWIZZLE block rows (gidx1), a column of the group after
+  // another, so the blocks resident at once share their operand tiles in L2 (lower_dims.cpp). Only where a row
+  // holds many blocks: else the blocks resident at once span enough rows already.
+  void swizzle_block_order(const std::vector<std::optional<SpecialArg>>& launch);
+
   // ---- the passes' rules ----
   // reduce_ranges: each REDUCE_AXIS gets the RANGEs it reduces over as sources; a nested one fresh copies.
   static const TypedMatcher<Lowerer>& pm_reduce_ranges();

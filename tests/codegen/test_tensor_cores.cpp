@@ -381,3 +381,32 @@ TEST(TensorCores, WgmmaArgIsChecked) {
   EXPECT_FALSE(tg::CUDARenderer("sm_80").wgmma()) << "Ampere has no wgmma";
   EXPECT_FALSE(tg::CUDARenderer("sm_100").wgmma()) << "sm_90a features are not forward-compatible";
 }
+
+// TC_SWIZZLE=n: blocks start in groups of n block rows, a column of the group after another (where a row holds at
+// least 4n blocks). The grid is the same and every block still computes one tile, so the values are the matmul's
+// (here on 4 x 8 blocks of 128 x 64).
+TEST(TensorCores, SwizzledBlockOrderKeepsValues) {
+  tg::Context swizzle({{"TC_SWIZZLE", 2}});
+  struct TileKnob {
+    TileKnob() { ::setenv("TC_TILE", "1,8,8,1,2", 1); }
+    ~TileKnob() { ::unsetenv("TC_TILE"); }
+  } knob;
+  const int64_t m = 512, k = 32, n = 512;
+  {
+    tg::CUDARenderer cuda;
+    Tensor ex = Tensor::empty({m, k}, {.dtype = dt::float16}), ew = Tensor::empty({k, n}, {.dtype = dt::float16});
+    tg::Kernel kernel(last_ast(ex.matmul(ew)), cuda);
+    kernel.hand_coded_optimizations();
+    std::string swizzled = render(kernel, cuda);
+    tg::Context off({{"TC_SWIZZLE", 0}});
+    std::string plain = render(kernel, cuda);
+    EXPECT_NE(swizzled, plain);
+    EXPECT_TRUE(has(swizzled, "gidx1%2")) << swizzled;
+  }
+  std::vector<float> av = small_ints(size_t(m * k), 20), bv = small_ints(size_t(k * n), 21);
+  Tensor a = Tensor(av, {m, k}).cast(dt::float16), b = Tensor(bv, {k, n}).cast(dt::float16);
+  std::vector<float> got = a.matmul(b).cast(dt::float32).tolist<float>();
+  std::vector<double> want = matmul_ref(av, bv, 1, m, k, n);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); i++) ASSERT_EQ(got[i], want[i]) << "at " << i;
+}
