@@ -149,8 +149,7 @@ UOpPtr Lowerer::shared_partials(const UOpPtr& x, const UOpPtr& slot, const UOpPt
 UOpPtr Lowerer::load_sibling(const UOpPtr& barrier, const UOpPtr& slot, DType dt, const UOpPtr& g,
                              const UOpPtr& sibling) {
   UOpPtr idx = simplify(substitute(slot, [&](const UOp* u) -> UOpPtr { return u == g.get() ? sibling : nullptr; }));
-  const UOpPtr& temp = barrier->src.at(0)->src.at(0);
-  return UOp::make(Ops::LOAD, dt, {temp, idx, barrier});
+  return UOp::make(Ops::LOAD, dt, {partials_buffer(barrier), idx, barrier});
 }
 
 UOpPtr Lowerer::sibling_reduce(Ops op, const UOpPtr& barrier, const UOpPtr& slot, DType dt, int64_t n) {
@@ -178,7 +177,7 @@ UOpPtr Lowerer::sibling_reduce(Ops op, const UOpPtr& barrier, const UOpPtr& slot
       auto it = to_loop.find(u);
       return it == to_loop.end() ? nullptr : it->second;
     }));
-    loads.push_back(Val{UOp::make(Ops::LOAD, dt, {barrier->src.at(0)->src.at(0), idx, barrier}), {}});
+    loads.push_back(Val{UOp::make(Ops::LOAD, dt, {partials_buffer(barrier), idx, barrier}), {}});
   }
   UOpPtr value = tree(op, dt, std::move(loads)).one;
   if (loops.empty()) return value;

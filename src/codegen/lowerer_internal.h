@@ -213,6 +213,8 @@ class Lowerer {
   // this one's total, must not overwrite partials that sibling threads may still be reading); `x` is stored at
   // the thread's slot (where `gate` holds), and the result is the barrier after the store.
   UOpPtr shared_partials(const UOpPtr& x, const UOpPtr& slot, const UOpPtr& gate);
+  // The shared buffer behind such a barrier (BARRIER(STORE(temp, ...))).
+  static const UOpPtr& partials_buffer(const UOpPtr& barrier) { return barrier->src.at(0)->src.at(0); }
   // The value a sibling stored before `barrier`: the slot with the thread's own index `g` (of the last GROUP
   // dim) replaced by `sibling`.
   UOpPtr load_sibling(const UOpPtr& barrier, const UOpPtr& slot, DType dt, const UOpPtr& g, const UOpPtr& sibling);

@@ -297,30 +297,46 @@ UOpPtr Staging::wgmma_offset(const StagingInput& in, int op) const {
 std::optional<Staging> Staging::plan(const StagingInput& in) {
   ScopedPass pass("staging");
   const Kernel& k = in.k;
-  const Renderer& ren = k.renderer();
   const bool tc = k.tensor_core().has_value();
   const int64_t knob = tc && TC_STAGES >= 0 ? int64_t(TC_STAGES) : int64_t(STAGES);
-  if (knob == 0 || !ren.async_copies() || !in.reduce_range || in.views.empty()) return std::nullopt;
+  if (knob == 0 || !k.renderer().async_copies() || !in.reduce_range || in.views.empty()) return std::nullopt;
   if (tc && (k.tensor_core()->tc.in.itemsize() != 2 || in.views.size() != 2)) return std::nullopt;
   const UOpPtr& end = in.reduce_range->src.at(1);
   if (end->op != Ops::CONST) return std::nullopt;
-  const int64_t steps = end->const_int_value();
   Staging s;
   s.view_ = in.views;
-  if (!(tc && s.plan_wgmma(k))) {
-    for (size_t op = 0; op < in.views.size(); op++) {
-      const DType dt = in.bufs[op]->dtype.base().scalar_type();
-      auto L = layout(k, in.views[op], 16 / dt.itemsize(), tc);
-      if (!L || 16 % dt.itemsize() != 0) return std::nullopt;
-      s.layout_.push_back(*L);
-      s.vec_.push_back(16 / dt.itemsize());
-    }
+  if (!s.plan_layouts(in) || !s.plan_stages(in, knob)) return std::nullopt;
+  s.plan_copies(in, end->const_int_value());
+  if (!tc) {
+    for (size_t op = 0; op < in.views.size(); op++) s.index_.push_back(s.stage_index(in, op));
+    return s;
   }
+  if (!s.wgmma_) s.plan_fragments(in);
+  return s;
+}
+
+bool Staging::plan_layouts(const StagingInput& in) {
+  const Kernel& k = in.k;
+  const bool tc = k.tensor_core().has_value();
+  if (tc && plan_wgmma(k)) return true;
+  for (size_t op = 0; op < in.views.size(); op++) {
+    const DType dt = in.bufs[op]->dtype.base().scalar_type();
+    auto L = layout(k, in.views[op], 16 / dt.itemsize(), tc);
+    if (!L || 16 % dt.itemsize() != 0) return false;
+    layout_.push_back(*L);
+    vec_.push_back(16 / dt.itemsize());
+  }
+  return true;
+}
+
+bool Staging::plan_stages(const StagingInput& in, int64_t knob) {
+  const Kernel& k = in.k;
+  const Renderer& ren = k.renderer();
   int64_t stage_bytes = 0;
   for (size_t op = 0; op < in.views.size(); op++) {
     const int64_t itemsize = in.bufs[op]->dtype.base().scalar_type().itemsize();
-    if (s.layout_[op].box % (s.vec_[op] * k.local_size()) != 0) return std::nullopt;
-    stage_bytes += s.layout_[op].stage * itemsize;
+    if (layout_[op].box % (vec_[op] * k.local_size()) != 0) return false;
+    stage_bytes += layout_[op].stage * itemsize;
   }
   // as many stages as leave room for two workgroups per multiprocessor (one more hides a barrier), at most 4
   // (H100, fp16 4096^3, 128 x 128 blocks with K steps of 64: 3 stages 290 TFLOPS, 4 stages (one block) 273);
@@ -328,59 +344,61 @@ std::optional<Staging> Staging::plan(const StagingInput& in) {
   // (128 x 256: 4 stages, 500 TFLOPS at 4096^3; deferring 128 x 128 blocks, 2 an SM with 3 stages, measured 2-4%
   // slower at 3072 and 4096: its copies are then only one step ahead)
   const int64_t two_blocks = ren.shared_memory() / 2 / stage_bytes, one_block = ren.shared_memory() / stage_bytes;
-  const bool defer = s.wgmma_ && WGMMA_DEFER > 0 && two_blocks < 3;
-  s.stages_ = knob > 0 ? int(knob) : int(std::min<int64_t>(4, defer && two_blocks < 3 ? one_block : two_blocks));
-  if (s.stages_ < 2 || s.stages_ * stage_bytes > ren.shared_memory()) return std::nullopt;
-
-  const DType idt = in.reduce_range->dtype;
+  const bool defer = wgmma_ && WGMMA_DEFER > 0 && two_blocks < 3;
+  stages_ = knob > 0 ? int(knob) : int(std::min<int64_t>(4, defer && two_blocks < 3 ? one_block : two_blocks));
+  if (stages_ < 2 || stages_ * stage_bytes > ren.shared_memory()) return false;
+  deferred_ = defer && stages_ >= 3;
+  const bool tc = k.tensor_core().has_value();
   for (size_t op = 0; op < in.views.size(); op++) {
     const std::string name = tc ? (op == 0 ? "tc_a" : "tc_b") : "tile" + std::to_string(op);
-    s.smem_.push_back(UOp::make(Ops::DEFINE_LOCAL, in.bufs[op]->dtype.base().scalar_type().pointer(true), {},
-                                NamedRange{name, 0, s.stages_ * s.layout_[op].stage - 1}));
+    smem_.push_back(UOp::make(Ops::DEFINE_LOCAL, in.bufs[op]->dtype.base().scalar_type().pointer(true), {},
+                              NamedRange{name, 0, stages_ * layout_[op].stage - 1}));
   }
-  s.deferred_ = defer && s.stages_ >= 3;
-  const int64_t ahead = s.stages_ - (s.deferred_ ? 2 : 1);  // steps a copy runs ahead of its use
-  // before the loop: steps 0 .. ahead-1, one group each
+  return true;
+}
+
+// The ring: before the loop, steps 0 .. ahead-1 (one commit group each); in the loop, wait for step r, barrier,
+// copy step r + ahead, commit. Loads of the stage wait for that commit (after_).
+void Staging::plan_copies(const StagingInput& in, int64_t steps) {
+  const DType idt = in.reduce_range->dtype;
+  const int64_t ahead = stages_ - (deferred_ ? 2 : 1);  // steps a copy runs ahead of its use
   UOpPtr commit;
   for (int64_t st = 0; st < ahead; st++) {
     const UOpPtr gate = UOp::const_(dtypes::bool_, st < steps);
     std::vector<UOpPtr> group;
     for (size_t op = 0; op < in.views.size(); op++) {
-      auto c = s.copies(in, op, ci(st, idt), ci(st, idt), gate, commit);  // after the previous group's commit
+      auto c = copies(in, op, ci(st, idt), ci(st, idt), gate, commit);  // after the previous group's commit
       group.insert(group.end(), c.begin(), c.end());
     }
     commit = UOp::make(Ops::ASYNC_COMMIT, dtypes::void_, std::move(group));
   }
-  // in the loop: wait for step r, barrier, copy step r+ahead, commit
   const UOpPtr& r = in.reduce_range;
-  UOpPtr wait = UOp::make(Ops::ASYNC_WAIT, dtypes::void_, {commit, r}, int64_t(ahead - 1 + (s.wgmma_ ? 256 : 0)));
+  UOpPtr wait = UOp::make(Ops::ASYNC_WAIT, dtypes::void_, {commit, r}, int64_t(ahead - 1 + (wgmma_ ? 256 : 0)));
   UOpPtr barrier = UOp::make(Ops::BARRIER, dtypes::void_, {wait});
   const UOpPtr next = r + ci(ahead, idt);
   const UOpPtr gate = simplify(lt(next, steps));
   std::vector<UOpPtr> group;
   for (size_t op = 0; op < in.views.size(); op++) {
-    auto c = s.copies(in, op, simplify(mod(next, s.stages_)), next, gate, barrier);
+    auto c = copies(in, op, simplify(mod(next, stages_)), next, gate, barrier);
     group.insert(group.end(), c.begin(), c.end());
   }
-  UOpPtr loop_commit = UOp::make(Ops::ASYNC_COMMIT, dtypes::void_, std::move(group));
-  s.after_ = loop_commit;
-  if (!tc) {
-    for (size_t op = 0; op < in.views.size(); op++) s.index_.push_back(s.stage_index(in, op));
-    return s;
-  }
-  if (s.wgmma_) return s;
+  after_ = UOp::make(Ops::ASYNC_COMMIT, dtypes::void_, std::move(group));
+}
+
+// mma.sync operands: LDMATRIX fragments, B's two neighbouring tiles in one where its pair dim allows.
+void Staging::plan_fragments(const StagingInput& in) {
+  const Kernel& k = in.k;
   // B's pair dim: its innermost (smallest stride) upcast dim that is not the tensor core's, of even size
-  const Layout& lb = s.layout_[1];
+  const Layout& lb = layout_[1];
   for (size_t i = lb.dims.size(); i-- > 0;) {
     const int d = lb.dims[i];
     if (k.kinds()[size_t(d)] == AxisKind::UPCAST && k.roles()[size_t(d)] == TcRole::NONE && d != k.vector_dim() &&
         k.full_shape()[size_t(d)] % 2 == 0) {
-      s.pair_dim_ = d;
+      pair_dim_ = d;
       break;
     }
   }
-  for (int op = 0; op < 2; op++) s.regs_[size_t(op)] = s.fragment(in, op, loop_commit);
-  return s;
+  for (int op = 0; op < 2; op++) regs_[size_t(op)] = fragment(in, op, after_);
 }
 
 // The copies of one step of operand `op`'s tile into stage `slot`: thread tid copies 16-byte units tid, tid + T,

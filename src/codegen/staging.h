@@ -106,6 +106,12 @@ class Staging {
   static std::optional<std::pair<Layout, WgmmaOperand>> swizzled_mn_layout(const Kernel& k, size_t view,
                                                                            const std::vector<int>& mn_dims);
   bool plan_wgmma(const Kernel& k);
+  // The steps of plan: each operand's layout in shared memory; the ring's stages and buffers (false: it does not
+  // fit); the copies around and in the reduce loop; mma.sync's fragments.
+  bool plan_layouts(const StagingInput& in);
+  bool plan_stages(const StagingInput& in, int64_t knob);
+  void plan_copies(const StagingInput& in, int64_t steps);
+  void plan_fragments(const StagingInput& in);
   std::vector<UOpPtr> copies(const StagingInput& in, size_t op, const UOpPtr& slot, const UOpPtr& step,
                              const UOpPtr& gate, const UOpPtr& after) const;
   std::vector<UOpPtr> fragment(const StagingInput& in, int op, const UOpPtr& commit) const;

@@ -299,7 +299,7 @@ void CStyleWalk::wgmma(size_t i, const UOp& u) {
   auto in_place = wg_arrays_.wgmma.find(&u);
   r_[i] = in_place == wg_arrays_.wgmma.end() ? fresh("wg") : "wgacc" + std::to_string(in_place->second);
   std::string stmts = ren_.render_wgmma(u, r_[i], a, in_place != wg_arrays_.wgmma.end(), pre_);
-  const WgmmaArg arg = WgmmaArg::unpack(u.get<std::vector<int64_t>>());
+  const WgmmaArg arg = WgmmaArg::of(u);
   if (arg.defer) {
     if (block_drains_.empty()) throw Error(where(i) + ": a WGMMA left in flight outside any loop");
     block_drains_.back() += ren_.render_wgmma_drain(r_[i], arg.n / 2) + "\n";

@@ -248,7 +248,7 @@ std::string CUDARenderer::render_async_wait(int64_t n) const {
 // the arg asks for go around it.
 std::string CUDARenderer::render_wgmma(const UOp& u, const std::string& name, const std::vector<std::string>& a,
                                        bool in_place, Prelude& pre) const {
-  const WgmmaArg w = WgmmaArg::unpack(u.get<std::vector<int64_t>>());
+  const WgmmaArg w = WgmmaArg::of(u);
   const size_t lanes = size_t(w.n / 2);
   if (a.size() != 5 + lanes) throw Error("render: WGMMA with " + std::to_string(a.size()) + " operands");
   pre.need("tg_wgmma_desc", [] {

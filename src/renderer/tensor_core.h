@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "tg/dtype.h"
+#include "uop/uop.h"
 
 namespace tg {
 
@@ -73,6 +74,7 @@ struct WgmmaArg {
                             // loop it is in waits for all after its end
   std::vector<int64_t> pack() const;
   static WgmmaArg unpack(const std::vector<int64_t>& v);  // throws on a malformed arg
+  static WgmmaArg of(const UOp& wgmma) { return unpack(wgmma.get<std::vector<int64_t>>()); }  // a WGMMA node's
   bool operator==(const WgmmaArg&) const = default;
 };
 

@@ -45,8 +45,8 @@ WgmmaArrays find_wgmma_arrays(const std::vector<UOpPtr>& uops) {
     for (const UOpPtr& s : uops[i]->src) users[s.get()].push_back(uops[i].get());
   }
   for (const UOpPtr& first : uops) {
-    if (first->op != Ops::WGMMA || !WgmmaArg::unpack(first->get<std::vector<int64_t>>()).fence) continue;
-    const size_t lanes = size_t(WgmmaArg::unpack(first->get<std::vector<int64_t>>()).n / 2);
+    if (first->op != Ops::WGMMA || !WgmmaArg::of(*first).fence) continue;
+    const size_t lanes = size_t(WgmmaArg::of(*first).n / 2);
     if (first->src.size() != 5 + lanes) continue;
     std::vector<const UOp*> accs;
     std::unordered_set<const UOp*> seen;
@@ -56,13 +56,13 @@ WgmmaArrays find_wgmma_arrays(const std::vector<UOpPtr>& uops) {
     }
     if (accs.size() != lanes) continue;
     std::vector<const UOp*> chain{first.get()};
-    while (!WgmmaArg::unpack(chain.back()->get<std::vector<int64_t>>()).wait) {
+    while (!WgmmaArg::of(*chain.back()).wait) {
       const UOp* next = next_in_chain(chain.back(), lanes, users);
       if (!next) break;
       chain.push_back(next);
     }
     const UOp* last = chain.back();
-    if (!WgmmaArg::unpack(last->get<std::vector<int64_t>>()).wait) continue;
+    if (!WgmmaArg::of(*last).wait) continue;
     // each lane's accumulator: written back from the last WGMMA's same lane, and read by nothing else while the
     // chain updates it (between the first WGMMA and that ASSIGN)
     std::vector<const UOp*> assigns;
