@@ -64,7 +64,7 @@ UOpPtr Lowerer::lower_tc_reduce(const UOpPtr& u) {
     if (fresh && wg)
       it->second = wgmma_tile(tcs, base, other_unroll, *staging);
     else if (fresh)
-      it->second = wmma_tile(tcs.tc, base, other_unroll, {mhi, khi, klo}, staging ? &*staging : nullptr);
+      it->second = wmma_tile(tcs.tc, base, other_unroll, {mhi, khi, klo}, {&ia, &ib}, staging ? &*staging : nullptr);
     UOpPtr v = it->second.at(size_t(cb[nlo] + 2 * cb[mhi] + 4 * ntile(cb)));
     if (!reduce_ranges_.empty()) {
       std::vector<UOpPtr> s{v};
@@ -100,11 +100,11 @@ std::vector<UOpPtr> Lowerer::wgmma_tile(const TcSetup& tcs, const Combo& base, u
 }
 
 std::vector<UOpPtr> Lowerer::wmma_tile(const TensorCore& tc, const Combo& base, uint64_t other_unroll,
-                                       std::array<size_t, 3> mhi_khi_klo, const Staging* staging) {
+                                       std::array<size_t, 3> mhi_khi_klo, std::array<const Info*, 2> regs,
+                                       const Staging* staging) {
   // (plain variables, not structured bindings: lambdas below capture them, which clang accepts from 16 on)
   const size_t mhi = mhi_khi_klo[0], khi = mhi_khi_klo[1], klo = mhi_khi_klo[2];
   std::vector<UOpPtr> c(TensorCore::kC, UOp::const_(tc.acc, 0));
-  const Info ia = unpack(tc_regs_.at(tc_a_)), ib = unpack(tc_regs_.at(tc_b_));
   auto reg = [&](bool is_a, Combo cb) {
     if (staging) {  // register i of the LDMATRIX fragment, at this tile's other upcast values
       int i = is_a ? int(cb[klo] + 2 * cb[mhi] + 4 * cb[khi]) : int(cb[klo] + 2 * cb[khi]);
@@ -115,7 +115,7 @@ std::vector<UOpPtr> Lowerer::wmma_tile(const TensorCore& tc, const Combo& base, 
       }
       return subst(staging->regs(is_a ? 0 : 1).at(size_t(i)), cb);
     }
-    const Val v = val(is_a ? ia : ib, cb);
+    const Val v = val(*regs[is_a ? 0 : 1], cb);
     if (!v.one || v.one->dtype.count != 1) throw Error("lower: a tensor core register is not a scalar");
     return v.one;
   };

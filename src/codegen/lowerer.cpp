@@ -50,12 +50,14 @@ std::vector<Ops> alu_and_casts() {
 }
 
 // The ops a kernel AST is made of (schedule/): anything else is a bug upstream, named here.
-void check_ast_ops(const UOpPtr& ast) {
+bool is_ast_op(Ops op) {
   static const std::vector<Ops> ast_ops{Ops::SINK,          Ops::STORE,      Ops::LOAD,        Ops::VIEW, Ops::CONST,
                                         Ops::DEFINE_GLOBAL, Ops::DEFINE_VAR, Ops::REDUCE_AXIS, Ops::CAST, Ops::BITCAST};
-  for (const UOp* u : toposort(ast))
-    if (!is_alu(u->op) && std::find(ast_ops.begin(), ast_ops.end(), u->op) == ast_ops.end())
-      throw Error(std::string("lower: unexpected ") + op_name(u->op) + " in a kernel AST");
+  return is_alu(op) || std::find(ast_ops.begin(), ast_ops.end(), op) != ast_ops.end();
+}
+
+bool has_unroll_src(const UOpPtr& u) {
+  return std::any_of(u->src.begin(), u->src.end(), [](const UOpPtr& s) { return s->op == Ops::UNROLL; });
 }
 }  // namespace
 
@@ -114,9 +116,10 @@ Lowerer::Lowerer(const Kernel& k, const UOpPtr& ast) : k_(k), ren_(k.renderer())
   }
   if (k.tensor_core() && ren_.async_copies()) flatten_reduce_loops();
   if (k.tensor_core()) swizzle_block_order(launch);
-  check_ast_ops(ast);
-  for (const UOp* u : toposort(ast))
+  for (const UOp* u : toposort(ast)) {
+    if (!is_ast_op(u->op)) throw Error(std::string("lower: unexpected ") + op_name(u->op) + " in a kernel AST");
     if (u->op == Ops::DEFINE_GLOBAL) globals_.push_back(u->ptr());
+  }
   find_nested_reduces(ast);
   if (k.tensor_core()) find_tc_loads(ast);
 }
@@ -146,7 +149,7 @@ const TypedMatcher<Lowerer>& Lowerer::pm_reduce_ranges() {
 }
 
 const TypedMatcher<Lowerer>& Lowerer::pm_expand() {
-  const UPat view = UPat::ops_of({Ops::VIEW}), global = UPat::ops_of({Ops::DEFINE_GLOBAL});
+  static const UPat view = UPat::ops_of({Ops::VIEW}), global = UPat::ops_of({Ops::DEFINE_GLOBAL});
   static const TypedMatcher<Lowerer> pm({
       // leaves: views become index math, one value per combination of the upcast values they depend on
       on(UPat::op(Ops::CONST, {view}), &Lowerer::lower_const),
@@ -440,7 +443,7 @@ UOpPtr Lowerer::lower_load(const UOpPtr& u) {
 }
 
 UOpPtr Lowerer::lower_alu(const UOpPtr& u) const {
-  if (std::none_of(u->src.begin(), u->src.end(), [](const UOpPtr& s) { return s->op == Ops::UNROLL; })) return nullptr;
+  if (!has_unroll_src(u)) return nullptr;
   std::vector<Info> srcs;
   Info in;
   for (const UOpPtr& s : u->src) {
@@ -491,7 +494,7 @@ UOpPtr Lowerer::lower_store(const UOpPtr& u) {
 }
 
 UOpPtr Lowerer::lower_sink(const UOpPtr& u) const {
-  if (std::none_of(u->src.begin(), u->src.end(), [](const UOpPtr& s) { return s->op == Ops::UNROLL; })) return nullptr;
+  if (!has_unroll_src(u)) return nullptr;
   std::vector<UOpPtr> out;
   for (const UOpPtr& s : u->src) {
     if (s->op != Ops::UNROLL) throw Error(std::string("lower: the kernel's SINK holds a ") + op_name(s->op));

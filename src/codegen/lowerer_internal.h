@@ -199,9 +199,11 @@ class Lowerer {
   // tensor core, the first after a fence, the last waited for (renderer/tensor_core.h).
   std::vector<UOpPtr> wgmma_tile(const TcSetup& tcs, const Combo& base, uint64_t other_unroll, const Staging& staging);
 
-  // C's 4 lanes for one tile: WMMA(A regs, B regs, C) over the unrolled K values outside the tensor core.
+  // C's 4 lanes for one tile: WMMA(A regs, B regs, C) over the unrolled K values outside the tensor core; `regs`:
+  // A's and B's expanded loads (read where the operands are not staged).
   std::vector<UOpPtr> wmma_tile(const TensorCore& tc, const Combo& base, uint64_t other_unroll,
-                                std::array<size_t, 3> mhi_khi_klo, const Staging* staging);
+                                std::array<size_t, 3> mhi_khi_klo, std::array<const Info*, 2> regs,
+                                const Staging* staging);
 
   // The second stage of a grouped reduce. Every thread holds the partial `part` of its GROUP index; the
   // partials go to shared memory (one slot per thread of the workgroup), and after a barrier each thread

@@ -87,8 +87,7 @@ class Verifier {
   void node(int32_t pos) {
     const UOp& u = *spec_.uops[size_t(pos)];
     if (!index_.emplace(&u, pos).second) fail(pos, "appears twice in the program");
-    if (std::find(std::begin(kProgramOps), std::end(kProgramOps), u.op) == std::end(kProgramOps))
-      fail(pos, "is not a node kind of a linearized program (codegen/program.h)");
+    if (!is_program_op(u.op)) fail(pos, "is not a node kind of a linearized program (codegen/program.h)");
     const int32_t cur = open_.back().block;
     for (size_t k = 0; k < u.src.size(); k++) {
       auto it = index_.find(u.src[k].get());
@@ -428,6 +427,15 @@ class Verifier {
 };
 
 }  // namespace
+
+bool is_program_op(Ops op) {
+  static const std::array<bool, kNumOps> table = [] {
+    std::array<bool, kNumOps> t{};
+    for (Ops o : kProgramOps) t[size_t(o)] = true;
+    return t;
+  }();
+  return table[size_t(op)];
+}
 
 void verify_program(const ProgramSpec& spec) { Verifier(spec).run(); }
 

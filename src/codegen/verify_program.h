@@ -9,6 +9,9 @@
 
 namespace tg {
 
+// Whether op is a node kind of a linearized program (codegen/program.h).
+bool is_program_op(Ops op);
+
 // Throws tg::Error "kernel 'NAME': uop N (OP dtype) why" at the first rule broken.
 void verify_program(const ProgramSpec& spec);
 

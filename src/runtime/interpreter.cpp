@@ -8,6 +8,7 @@
 #include <bit>
 #include <cstring>
 
+#include "codegen/verify_program.h"
 #include "renderer/tensor_core.h"
 #include "runtime/interpreter_plan.h"
 #include "tg/error.h"
@@ -413,7 +414,7 @@ Interpreter::~Interpreter() = default;
 const std::string& Interpreter::name() const { return plan_->name; }
 
 bool Interpreter::executes(Ops op) {
-  return std::find(std::begin(kExecuted), std::end(kExecuted), op) != std::end(kExecuted);
+  return is_program_op(op) && op != Ops::VECTORIZE;  // every node kind of codegen/program.h but vectors
 }
 
 void Interpreter::run(const std::vector<InterpBuffer>& bufs, const std::vector<int64_t>& vars) const {

@@ -68,6 +68,12 @@ class PlanBuilder {
       in.out = p_.n_slots;
       p_.n_slots += u.dtype.count;  // a WMMA's lanes take consecutive slots
     }
+    decode_kind(pos, u, in);
+    p_.code.push_back(in);
+  }
+
+  // What each node kind needs beyond its slots: buffers, launch ids, constants, jump targets, counts.
+  void decode_kind(int32_t pos, const UOp& u, Instr& in) {
     switch (u.op) {
       case Ops::DEFINE_GLOBAL: {
         const auto n = size_t(u.get<int64_t>());
@@ -148,7 +154,6 @@ class PlanBuilder {
           in.src_dtype = u.src[u.op == Ops::WHERE ? 1 : 0]->dtype;  // WHERE's first source is the bool condition
         break;
     }
-    p_.code.push_back(in);
   }
 
   const ProgramSpec& spec_;

@@ -55,16 +55,6 @@ inline std::string node_str(int32_t pos, const UOp& u) {
   return "uop " + std::to_string(pos) + " (" + op_name(u.op) + " " + u.dtype.repr() + ")";
 }
 
-// Every node kind of codegen/program.h; the ALU ops are those after BARRIER.
-constexpr Ops kExecuted[] = {
-    Ops::DEFINE_GLOBAL, Ops::DEFINE_VAR, Ops::SPECIAL, Ops::CONST, Ops::RANGE, Ops::ENDRANGE, Ops::DEFINE_ACC,
-    Ops::ASSIGN, Ops::LOAD, Ops::STORE, Ops::IF, Ops::ENDIF, Ops::DEFINE_LOCAL, Ops::BARRIER, Ops::WMMA, Ops::GEP,
-    Ops::CP_ASYNC, Ops::ASYNC_COMMIT, Ops::ASYNC_WAIT, Ops::LDMATRIX, Ops::WGMMA,
-    // ALU
-    Ops::ADD, Ops::MUL, Ops::SUB, Ops::IDIV, Ops::MOD, Ops::MAX, Ops::CMPLT, Ops::CMPNE, Ops::AND, Ops::OR, Ops::XOR,
-    Ops::SHL, Ops::SHR, Ops::FDIV, Ops::WHERE, Ops::MULACC, Ops::EXP2, Ops::LOG2, Ops::SIN, Ops::SQRT, Ops::RECIP,
-    Ops::NEG, Ops::TRUNC, Ops::CAST, Ops::BITCAST};
-
 // The value a CONST node stands for, converted from its arg's own type to the node's dtype.
 inline Num const_num(const UOp& u) {
   if (auto* b = std::get_if<bool>(&u.arg)) return cast_num(Num{*b, 0}, dtypes::bool_, u.dtype);
