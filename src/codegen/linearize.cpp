@@ -51,7 +51,8 @@ class Linearizer {
     compute_deps();
     // Buffers, variables, thread ids and constants first: they are loop invariant and RANGE bounds need them.
     for (const UOp* u : topo_)
-      if (u->op == Ops::DEFINE_GLOBAL || u->op == Ops::DEFINE_VAR || u->op == Ops::SPECIAL || u->op == Ops::DEFINE_LOCAL)
+      if (u->op == Ops::DEFINE_GLOBAL || u->op == Ops::DEFINE_VAR || u->op == Ops::SPECIAL ||
+          u->op == Ops::DEFINE_LOCAL || u->op == Ops::TENSOR_MAP)
         emit(u);
     for (const UOp* u : topo_)
       if (u->op == Ops::CONST) emit(u);

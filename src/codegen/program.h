@@ -56,6 +56,21 @@
 //                  elements (g, 2t), (g, 2t + 1) of each matrix, or (2t, g), (2t + 1, g) with trans, as lanes
 //                  2j, 2j + 1 of its value (read with GEP). Every thread of the workgroup reaches it together.
 //
+//   Bulk tensor copies (Hopper's TMA, renderer/tensor_map.h) of WGMMA operands, GPU only:
+//   TENSOR_MAP     the DEFINE_GLOBAL's dtype, src (DEFINE_GLOBAL), arg TensorMapArg packed as int64s: the buffer
+//                  as a matrix copied in boxes; a kernel parameter (after the DEFINE_VARs, by its number).
+//   MBAR_INIT      void, src (bar DEFINE_LOCAL of uint64, idx, gate bool, after...), arg int64 n: if gate, sets
+//                  up the barrier bar[idx] to complete a phase when n threads arrived and the bytes they
+//                  announced landed (phases count from 0).
+//   MBAR_EXPECT    void, src (bar, idx, gate, after...), arg int64 bytes: if gate, arrives on bar[idx] announcing
+//                  `bytes` of TMA_LOAD writes its current phase waits for.
+//   TMA_LOAD       void, src (dst DEFINE_LOCAL, dst idx, TENSOR_MAP, col, row, bar, bar idx, gate, after...): if
+//                  gate, copies the map's box at (row, col) to dst + idx (renderer/tensor_map.h), asynchronously;
+//                  its bytes count toward bar[bar idx]'s current phase.
+//   MBAR_WAIT      void, src (bar, idx, parity, after...): waits until bar[idx]'s phase of that parity (0, 1)
+//                  completed. (The interpreter copies at once and checks that the phase did complete.)
+//   The sources after the named ones only order the node.
+//
 // No other op appears in a linearized program. Integer index math is int32 unless a node says otherwise.
 // codegen/verify_program.h checks all of this; the engine runs it on every program before rendering.
 #include <cstdint>

@@ -306,7 +306,10 @@ std::optional<Staging> Staging::plan(const StagingInput& in) {
   Staging s;
   s.view_ = in.views;
   if (!s.plan_layouts(in) || !s.plan_stages(in, knob)) return std::nullopt;
-  s.plan_copies(in, end->const_int_value());
+  if (s.plan_tma(in))
+    s.plan_tma_copies(in, end->const_int_value());
+  else
+    s.plan_copies(in, end->const_int_value());
   if (!tc) {
     for (size_t op = 0; op < in.views.size(); op++) s.index_.push_back(s.stage_index(in, op));
     return s;

@@ -26,6 +26,14 @@
 // (M or N contiguous, as B of a row-major w). An operand whose view is masked, stacked, not 16-byte aligned
 // or whose tile does not split into 16-byte copies over the workgroup is not staged (nor are the others).
 //
+// Where the renderer has bulk tensor copies (Renderer::tma, Hopper) and both WGMMA operands take the 128-byte
+// swizzle, one thread copies a whole stage with TMA_LOADs instead (codegen/staging_tma.cpp): each operand's tile
+// is one or a few boxes of a tensor map, and a barrier per stage (MBAR_*) counts their bytes:
+//
+//   before the loop:  thread 0 sets up S barriers; BARRIER; thread 0 announces and copies steps 0 .. ahead-1
+//   each step r:      wait for barrier r % S's phase (r / S) % 2; BARRIER (everyone is done reading the stage
+//                     the copies overwrite); thread 0 announces and copies step r+ahead; the WGMMAs
+//
 // On Hopper (Renderer::wgmma) a tensor-core kernel shaped for it is staged for WGMMA instead: the warpgroup's
 // op reads A and B straight from shared memory, laid out in core matrices (renderer/tensor_core.h): a core
 // matrix is (K_LO, t) x g (K-major: the operand is contiguous along K in global memory) or g x (K_LO, t)
@@ -80,6 +88,8 @@ class Staging {
   bool wgmma() const { return wgmma_; }
   // WGMMA_DEFER: each step's wgmmas are waited for one step later (the copies run S-2 steps ahead).
   bool deferred() const { return deferred_; }
+  // The stages are copied by TMA (see above).
+  bool tma() const { return !tma_.empty(); }
   int warp_dim() const { return warp_dim_; }
   // the n-tile dims, innermost first (n = 8 x the product of their sizes; a second one past 64 columns, so the
   // 128-byte swizzle of an N-major B can give each 64 columns their own atom)
@@ -105,6 +115,18 @@ class Staging {
                                                                         const std::vector<int>& mn_dims);
   static std::optional<std::pair<Layout, WgmmaOperand>> swizzled_mn_layout(const Kernel& k, size_t view,
                                                                            const std::vector<int>& mn_dims);
+  // One TMA operand: its tensor map, and per box of its tile (one or a few) the box's first element in the
+  // stage and in the buffer (relative to the tile's first).
+  struct TmaOperand {
+    UOpPtr map;
+    int64_t cols = 0;
+    std::vector<int64_t> smem_offset, global_offset;
+  };
+  static std::optional<TmaOperand> tma_operand(const StagingInput& in, size_t op, const Layout& L);
+  bool plan_tma(const StagingInput& in);
+  void plan_tma_copies(const StagingInput& in, int64_t steps);
+  UOpPtr tma_copies(const StagingInput& in, const UOpPtr& slot, const UOpPtr& step, const UOpPtr& gate,
+                    const UOpPtr& after) const;
   bool plan_wgmma(const Kernel& k);
   // The steps of plan: each operand's layout in shared memory; the ring's stages and buffers (false: it does not
   // fit); the copies around and in the reduce loop; mma.sync's fragments.
@@ -130,6 +152,9 @@ class Staging {
   int warp_dim_ = -1;
   std::vector<int> ntile_dims_;
   std::array<WgmmaOperand, 2> wg_;
+  std::vector<TmaOperand> tma_;
+  UOpPtr bars_;    // TMA: a barrier per stage (uint64 in shared memory)
+  UOpPtr leader_;  // TMA: whether this thread issues the copies (thread 0 of the workgroup)
 };
 
 }  // namespace tg

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "renderer/tensor_core.h"
+#include "renderer/tensor_map.h"
 #include "tg/error.h"
 
 namespace tg {
@@ -17,6 +18,7 @@ constexpr Ops kProgramOps[] = {
     Ops::DEFINE_GLOBAL, Ops::DEFINE_VAR, Ops::SPECIAL, Ops::CONST, Ops::RANGE, Ops::ENDRANGE, Ops::DEFINE_ACC,
     Ops::ASSIGN, Ops::LOAD, Ops::STORE, Ops::IF, Ops::ENDIF, Ops::DEFINE_LOCAL, Ops::BARRIER, Ops::WMMA, Ops::GEP,
     Ops::VECTORIZE, Ops::CP_ASYNC, Ops::ASYNC_COMMIT, Ops::ASYNC_WAIT, Ops::LDMATRIX, Ops::WGMMA,
+    Ops::TENSOR_MAP, Ops::TMA_LOAD, Ops::MBAR_INIT, Ops::MBAR_EXPECT, Ops::MBAR_WAIT,
     // ALU
     Ops::ADD, Ops::MUL, Ops::SUB, Ops::IDIV, Ops::MOD, Ops::MAX, Ops::CMPLT, Ops::CMPNE, Ops::AND, Ops::OR, Ops::XOR,
     Ops::SHL, Ops::SHR, Ops::FDIV, Ops::WHERE, Ops::MULACC, Ops::EXP2, Ops::LOG2, Ops::SIN, Ops::SQRT, Ops::RECIP,
@@ -75,6 +77,12 @@ class Verifier {
         return k >= 6;
       case Ops::LDMATRIX:
         return k >= 2;
+      case Ops::TMA_LOAD:
+        return k >= 8;
+      case Ops::MBAR_INIT:
+      case Ops::MBAR_EXPECT:
+      case Ops::MBAR_WAIT:
+        return k >= 3;
       case Ops::WGMMA:
         return k == 0 || k == 2 || k == 4;
       case Ops::DEFINE_ACC:
@@ -194,6 +202,14 @@ class Verifier {
         return cp_async(pos, u);
       case Ops::LDMATRIX:
         return ldmatrix(pos, u);
+      case Ops::TENSOR_MAP:
+        return tensor_map(pos, u);
+      case Ops::TMA_LOAD:
+        return tma_load(pos, u);
+      case Ops::MBAR_INIT:
+      case Ops::MBAR_EXPECT:
+      case Ops::MBAR_WAIT:
+        return mbarrier(pos, u);
       default:
         return alu(pos, u);
     }
@@ -388,6 +404,58 @@ class Verifier {
                     elem.repr() + ")");
   }
 
+  // TENSOR_MAP (DEFINE_GLOBAL): a map of the buffer's elements, one parameter number each.
+  void tensor_map(int32_t pos, const UOp& u) {
+    need_src(pos, 1);
+    if (u.src[0]->op != Ops::DEFINE_GLOBAL || u.dtype != u.src[0]->dtype) fail(pos, "must map a DEFINE_GLOBAL, as its dtype");
+    const auto* packed = std::get_if<std::vector<int64_t>>(&u.arg);
+    if (!packed) fail(pos, "needs a TensorMapArg, has " + u.arg_repr());
+    TensorMapArg arg;
+    try {
+      arg = TensorMapArg::unpack(*packed);
+    } catch (const Error& e) {
+      fail(pos, e.what());
+    }
+    if (size_t(arg.itemsize) != u.dtype.scalar_type().itemsize())
+      fail(pos, "maps " + std::to_string(arg.itemsize) + "-byte elements of a " + u.dtype.repr() + " buffer");
+    if (!tensor_maps_.emplace(arg.number, pos).second) fail(pos, "repeats tensor map " + std::to_string(arg.number));
+  }
+
+  // TMA_LOAD (dst local, dst idx, TENSOR_MAP, col, row, bar local, bar idx, gate, after...).
+  void tma_load(int32_t pos, const UOp& u) const {
+    if (u.src.size() < 8) fail(pos, "takes (dst, dst idx, TENSOR_MAP, col, row, bar, bar idx, gate, after...)");
+    if (u.dtype != dtypes::void_) fail(pos, "must have dtype void");
+    const DType dst = element(pos, u.src[0], /*local_only=*/true);
+    need_int(pos, 1, "dst index");
+    if (u.src[2]->op != Ops::TENSOR_MAP) fail(pos, "must copy through a TENSOR_MAP");
+    if (u.src[2]->dtype.scalar_type() != dst)
+      fail(pos, "copies " + u.src[2]->dtype.scalar_type().repr() + " into shared " + dst.repr());
+    need_int(pos, 3, "col");
+    need_int(pos, 4, "row");
+    barrier_at(pos, u, 5);
+    need_bool(pos, 7, "gate");
+  }
+
+  // MBAR_INIT / MBAR_EXPECT (bar, idx, gate, after...), MBAR_WAIT (bar, idx, parity, after...).
+  void mbarrier(int32_t pos, const UOp& u) const {
+    if (u.src.size() < 3) fail(pos, "takes (bar, idx, " + std::string(u.op == Ops::MBAR_WAIT ? "parity" : "gate") + ", after...)");
+    if (u.dtype != dtypes::void_) fail(pos, "must have dtype void");
+    barrier_at(pos, u, 0);
+    if (u.op == Ops::MBAR_WAIT) return need_int(pos, 2, "parity");
+    need_bool(pos, 2, "gate");
+    const int64_t* n = std::get_if<int64_t>(&u.arg);
+    const int64_t most = u.op == Ops::MBAR_INIT ? 1024 : (int64_t(1) << 20) - 1;  // threads; the tx count's range
+    if (!n || *n < 1 || *n > most)
+      fail(pos, std::string("needs ") + (u.op == Ops::MBAR_INIT ? "a thread count" : "a byte count") + " 1.." +
+                    std::to_string(most) + " as arg, has " + u.arg_repr());
+  }
+  // sources k (a DEFINE_LOCAL of uint64: the barriers) and k + 1 (the index of one)
+  void barrier_at(int32_t pos, const UOp& u, size_t k) const {
+    if (u.src[k]->op != Ops::DEFINE_LOCAL || u.src[k]->dtype.scalar_type() != dtypes::uint64)
+      fail(pos, "needs its barriers in a DEFINE_LOCAL of uint64");
+    need_int(pos, k + 1, "barrier index");
+  }
+
   // The launch must be exactly the grid the SPECIALs describe, so no thread is lost or run twice.
   void launch() const {
     std::array<int64_t, 3> global{1, 1, 1}, local{1, 1, 1};
@@ -420,6 +488,7 @@ class Verifier {
   const ProgramSpec& spec_;
   std::unordered_map<const UOp*, int32_t> index_;          // node -> position
   std::unordered_map<int64_t, int32_t> params_;            // parameter number -> its DEFINE_GLOBAL's position
+  std::unordered_map<int64_t, int32_t> tensor_maps_;       // tensor map number -> its TENSOR_MAP's position
   std::vector<int32_t> def_block_;                         // per position: the block its value lives in
   std::vector<int32_t> blocks_;                            // per block: its parent (kBody for the kernel body, block 0)
   std::vector<Open> open_;                                 // blocks open at the current position

@@ -413,6 +413,9 @@ std::string CStyleRenderer::render_wgmma(const UOp&, const std::string&, const s
 std::string CStyleRenderer::render_wgmma_drain(const std::string&, int) const {
   throw Error("render: WGMMA on " + device() + ", which has no warpgroup tensor cores");
 }
+std::string CStyleRenderer::render_bulk_copy(const UOp& u, const std::vector<std::string>&, Prelude&) const {
+  throw Error(std::string("render: ") + op_name(u.op) + " on " + device() + ", which has no bulk tensor copies");
+}
 std::string CStyleRenderer::render_ldmatrix_lane(const std::string&, int64_t, DType) const {
   throw Error("render: LDMATRIX on " + device() + ", which has no warp-wide matrix loads");
 }

@@ -22,12 +22,13 @@ class CStyleRenderer : public Renderer {
   std::string render(const std::string& name, const std::vector<UOpPtr>& uops) const override;
   bool supports(Ops op) const override;
 
-  // A kernel parameter: a buffer (DEFINE_GLOBAL) or an integer variable (DEFINE_VAR).
+  // A kernel parameter: a buffer (DEFINE_GLOBAL), an integer variable (DEFINE_VAR) or a tensor map (TENSOR_MAP).
   struct Param {
     std::string name;
     DType dtype;          // the pointer dtype for buffers
     bool is_buffer;
     bool written;         // some STORE writes the buffer (else it is only loaded: `const`)
+    bool is_tensor_map = false;
   };
 
   // What the kernel needs ahead of its function, collected while its body is rendered.
@@ -113,6 +114,9 @@ class CStyleRenderer : public Renderer {
   virtual std::string render_wgmma(const UOp& u, const std::string& name, const std::vector<std::string>& operands,
                                    bool in_place, Prelude& pre) const;
   virtual std::string render_wgmma_drain(const std::string& name, int lanes) const;
+  // Bulk tensor copies and their barriers (TMA_LOAD, MBAR_INIT, MBAR_EXPECT, MBAR_WAIT of codegen/program.h) on
+  // rendered operands, as a statement. The default throws: no such hardware.
+  virtual std::string render_bulk_copy(const UOp& u, const std::vector<std::string>& operands, Prelude& pre) const;
   virtual std::string render_ldmatrix_reg(const std::string& name, int64_t q) const;
   // A workgroup's shared buffer of `size` elements of dt at byte `offset` of the kernel's shared memory (see
   // shared_bytes in renderer.h), as a declaration without the `;`.

@@ -195,6 +195,13 @@ void CStyleWalk::emit(size_t i) {
     case Ops::ASYNC_WAIT:
       line(ren_.render_async_wait(u.get<int64_t>()));
       return;
+    case Ops::TENSOR_MAP:
+      return tensor_map(i, u);
+    case Ops::TMA_LOAD:
+    case Ops::MBAR_INIT:
+    case Ops::MBAR_EXPECT:
+    case Ops::MBAR_WAIT:
+      return bulk_copy(i, u);
     case Ops::LDMATRIX:
       r_[i] = fresh("ldm");
       line(ren_.render_ldmatrix(r_[i], src(u, 0), CStyleRenderer::strip_parens(src(u, 1)), u));
@@ -320,6 +327,20 @@ void CStyleWalk::cp_async(size_t i, const UOp& u) {
   line(is_true(*u.src[4]) || predicated ? st : "if (" + CStyleRenderer::strip_parens(src(u, 4)) + ") { " + st + " }");
 }
 
+void CStyleWalk::tensor_map(size_t i, const UOp& u) {
+  const auto* arg = std::get_if<std::vector<int64_t>>(&u.arg);
+  if (!arg || arg->empty()) throw Error(where(i) + ": TENSOR_MAP needs a TensorMapArg, has " + u.arg_repr());
+  r_[i] = "tmap" + std::to_string(arg->front());
+  if (!tensor_maps_.emplace(arg->front(), Param{r_[i], u.dtype, false, false, true}).second)
+    throw Error(where(i) + ": two tensor maps numbered " + std::to_string(arg->front()));
+}
+
+void CStyleWalk::bulk_copy(size_t i, const UOp& u) {
+  std::vector<std::string> a;
+  for (size_t k = 0; k < u.src.size(); k++) a.push_back(CStyleRenderer::strip_parens(src(u, k)));
+  lines(ren_.render_bulk_copy(u, a, pre_));
+}
+
 void CStyleWalk::define_acc(size_t i, const UOp& u) {
   const std::string init = CStyleRenderer::strip_parens(src(u, 0));
   if (auto it = wg_arrays_.acc.find(&u); it != wg_arrays_.acc.end()) {  // a lane of a WGMMA chain's array
@@ -397,7 +418,8 @@ void CStyleWalk::expression(size_t i, const UOp& u) {
   line((raw16_[i] ? ren_.buffer_type_name(u.dtype) : ren_.type_name(u.dtype)) + " " + r_[i] + " = " + e + ";");
 }
 
-// Parameters: buffers by position, then variables in order of appearance, then the SPECIALs that are parameters.
+// Parameters: buffers by position, then variables in order of appearance, then tensor maps by number, then the
+// SPECIALs that are parameters.
 std::string CStyleWalk::finish() {
   if (indent_ != 1)
     throw Error("render " + name_ + ": " + std::to_string(indent_ - 1) + " block(s) left open at the end");
@@ -406,6 +428,11 @@ std::string CStyleWalk::finish() {
       throw Error("render " + name_ + ": no buffer at parameter position " + std::to_string(k));
   std::vector<Param> params = bufs_;
   params.insert(params.end(), vars_.begin(), vars_.end());
+  for (auto& [number, p] : tensor_maps_) {
+    if (number != int64_t(params.size() - bufs_.size() - vars_.size()))
+      throw Error("render " + name_ + ": no tensor map numbered " + std::to_string(params.size() - bufs_.size() - vars_.size()));
+    params.push_back(p);
+  }
   params.insert(params.end(), specials_.begin(), specials_.end());
   return ren_.prefix(pre_) + ren_.kernel_signature(name_, params, pre_) + " {\n" + body_ + "}\n" +
          ren_.epilogue(name_, params);

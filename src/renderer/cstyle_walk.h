@@ -47,6 +47,7 @@ class CStyleWalk {
   // ---- emission ----
   CStyleRenderer::Prelude pre_;
   std::vector<Param> bufs_, vars_, specials_;
+  std::map<int64_t, Param> tensor_maps_;  // by number
   std::vector<std::string> r_;  // each node's expression or variable name
   std::map<std::string, int> counters_;
   std::string body_;
@@ -71,6 +72,8 @@ class CStyleWalk {
   void wmma(size_t i, const UOp& u);
   void wgmma(size_t i, const UOp& u);
   void cp_async(size_t i, const UOp& u);
+  void tensor_map(size_t i, const UOp& u);
+  void bulk_copy(size_t i, const UOp& u);
   void define_acc(size_t i, const UOp& u);
   void load(size_t i, const UOp& u);
   void store(size_t i, const UOp& u);

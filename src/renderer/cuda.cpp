@@ -37,6 +37,9 @@ bool CUDARenderer::async_copies() const { return sm_version(arch_) >= 80; }
 // wgmma exists on sm_90 only (as sm_90a features, which later architectures do not have). WGMMA=0: mma.sync.
 static ContextVar WGMMA("WGMMA", 1);
 bool CUDARenderer::wgmma() const { return sm_version(arch_) == 90 && WGMMA > 0; }
+// TMA=0: WGMMA operands staged by per-thread cp.async instead of bulk tensor copies.
+static ContextVar TMA("TMA", 1);
+bool CUDARenderer::tma() const { return wgmma() && TMA > 0; }
 
 int64_t CUDARenderer::shared_memory() const {
   const int sm = sm_version(arch_);
@@ -243,6 +246,38 @@ std::string CUDARenderer::render_async_wait(int64_t n) const {
          (n >= 256 ? " fence.proxy.async.shared::cta;" : "") + "\" ::: \"memory\");";
 }
 
+// TMA (renderer/tensor_map.h) and the mbarriers that count its bytes. Copies and announcements in the reduce loop
+// are predicated instructions (no branch: see render_cp_async); the wait spins on try_wait inside its asm.
+std::string CUDARenderer::render_bulk_copy(const UOp& u, const std::vector<std::string>& a, Prelude& pre) const {
+  pre.need("tg_tensor_map", [] {
+    return "struct __align__(64) tg_tensor_map { unsigned long long v[16]; };  // a CUtensorMap, by value";
+  });
+  auto smem = [&](size_t buf) { return "\"r\"((unsigned)__cvta_generic_to_shared(" + a.at(buf) + " + (" + a.at(buf + 1) + ")))"; };
+  auto predicated = [](const std::string& instr, const std::string& gate_operand) {
+    return "{ .reg .pred p; setp.ne.b32 p, " + gate_operand + ", 0; @p " + instr + " }";
+  };
+  switch (u.op) {
+    case Ops::MBAR_INIT:
+      return "if (" + a.at(2) + ") asm volatile(\"mbarrier.init.shared::cta.b64 [%0], " + std::to_string(u.get<int64_t>()) +
+             "; fence.mbarrier_init.release.cluster;\" :: " + smem(0) + " : \"memory\");";
+    case Ops::MBAR_EXPECT:
+      return "asm volatile(\"" +
+             predicated("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], " + std::to_string(u.get<int64_t>()) + ";", "%1") +
+             "\" :: " + smem(0) + ", \"r\"(int(" + a.at(2) + ")) : \"memory\");";
+    case Ops::MBAR_WAIT:
+      return "asm volatile(\"{ .reg .pred p; tg_wait: mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1; @!p bra "
+             "tg_wait; }\" :: " + smem(0) + ", \"r\"(unsigned(" + a.at(2) + ")) : \"memory\");";
+    case Ops::TMA_LOAD:
+      return "asm volatile(\"" +
+             predicated("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, "
+                        "{%2, %3}], [%4];", "%5") +
+             "\" :: " + smem(0) + ", \"l\"((unsigned long long)&" + a.at(2) + "), \"r\"(int(" + a.at(3) +
+             ")), \"r\"(int(" + a.at(4) + ")), " + smem(5) + ", \"r\"(int(" + a.at(7) + ")) : \"memory\");";
+    default:
+      return CStyleRenderer::render_bulk_copy(u, a, pre);
+  }
+}
+
 // wgmma.mma_async on the lanes of a fresh array (C's values copied in), A and B by descriptor: start address, LBO
 // and SBO, all >> 4, and the swizzle mode (renderer/tensor_core.h has the layouts). The fence, commit and wait
 // the arg asks for go around it.
@@ -351,6 +386,7 @@ std::string CUDARenderer::render_special(const SpecialArg& s) const {
 }
 
 std::string CUDARenderer::param_decl(const Param& p) const {
+  if (p.is_tensor_map) return "const __grid_constant__ tg_tensor_map " + p.name;
   if (!p.is_buffer) return type_name(p.dtype) + " " + p.name;
   return std::string(p.written ? "" : "const ") + buffer_type_name(p.dtype.base().scalar_type()) + "* __restrict__ " +
          p.name;

@@ -1,6 +1,7 @@
 #pragma once
 // CUDARenderer: CUDA C++ for NVRTC. A kernel is one `extern "C" __global__` function whose parameters are
-// the buffers (device pointers, in DEFINE_GLOBAL order) then the DEFINE_VARs (int, by value):
+// the buffers (device pointers, in DEFINE_GLOBAL order), the DEFINE_VARs (int, by value), then the TENSOR_MAPs
+// (a 128-byte tg_tensor_map each, by value, in their order: renderer/tensor_map.h):
 //
 //   extern "C" __global__ void __launch_bounds__(128) r_64_32(float* data0, const float* data1, int n) {
 //     int gidx0 = blockIdx.x; int lidx0 = threadIdx.x; ...
@@ -37,6 +38,7 @@ class CUDARenderer : public CStyleRenderer {
   int64_t shared_memory() const override;  // what a block may opt into on the arch (dynamic shared memory)
   bool async_copies() const override;                            // sm_80 and later
   bool wgmma() const override;                                   // sm_90 (compiled as sm_90a); WGMMA=0 turns it off
+  bool tma() const override;                                     // with wgmma; TMA=0 turns it off
   // Most threads a block may have, and the most threads the heuristics put in one block.
   static constexpr int kMaxLocal = 1024;
 
@@ -71,6 +73,7 @@ class CUDARenderer : public CStyleRenderer {
   std::string render_wgmma_drain(const std::string& name, int lanes) const override;
   std::string render_wgmma(const UOp& u, const std::string& name, const std::vector<std::string>& operands, bool in_place,
                           Prelude& pre) const override;
+  std::string render_bulk_copy(const UOp& u, const std::vector<std::string>& operands, Prelude& pre) const override;
   std::string render_ldmatrix_lane(const std::string& name, int64_t i, DType dt) const override;
   std::string render_ldmatrix_reg(const std::string& name, int64_t q) const override;
   std::string param_decl(const Param& p) const override;

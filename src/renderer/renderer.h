@@ -44,6 +44,8 @@ class Renderer {
   virtual bool async_copies() const { return false; }
   // Hopper's warpgroup tensor cores (WGMMA nodes), reading staged operands straight from shared memory.
   virtual bool wgmma() const { return false; }
+  // Bulk tensor copies (TMA_LOAD through TENSOR_MAPs, counted by MBAR_* barriers) of WGMMA operands.
+  virtual bool tma() const { return false; }
   virtual std::string device() const = 0;
 };
 

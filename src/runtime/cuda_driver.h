@@ -43,6 +43,16 @@ constexpr unsigned CU_STREAM_NON_BLOCKING = 1;
 // cuStreamBeginCapture: only this thread's calls are checked against the capture
 constexpr int CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1;
 
+// cuTensorMapEncodeTiled (TMA): a 128-byte, 64-byte aligned descriptor, and the enums it takes
+struct alignas(64) CUtensorMap {
+  unsigned long long v[16];
+};
+constexpr int CU_TENSOR_MAP_DATA_TYPE_UINT8 = 0, CU_TENSOR_MAP_DATA_TYPE_UINT16 = 1, CU_TENSOR_MAP_DATA_TYPE_UINT32 = 2;
+constexpr int CU_TENSOR_MAP_INTERLEAVE_NONE = 0;
+constexpr int CU_TENSOR_MAP_SWIZZLE_128B = 3;
+constexpr int CU_TENSOR_MAP_L2_PROMOTION_L2_256B = 3;
+constexpr int CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0;  // zeros
+
 // ---- the entry points, resolved once by dlsym ----
 struct Driver {
   CUresult (*cuGetErrorName)(CUresult, const char**);
@@ -91,6 +101,9 @@ struct Driver {
   CUresult (*cuGraphLaunch)(CUgraphExec, CUstream);
   CUresult (*cuGraphDestroy)(CUgraph);
   CUresult (*cuGraphExecDestroy)(CUgraphExec);
+  // TMA descriptors (CUDA 12+); null where the driver lacks them (then kernels with tensor maps cannot launch)
+  CUresult (*cuTensorMapEncodeTiled)(CUtensorMap*, int, unsigned, void*, const unsigned long long*,
+                                     const unsigned long long*, const unsigned*, const unsigned*, int, int, int, int);
   bool graphs() const { return cuStreamCreate && cuStreamDestroy && cuStreamBeginCapture && cuStreamEndCapture &&
                                cuGraphInstantiateWithFlags && cuGraphLaunch && cuGraphDestroy && cuGraphExecDestroy; }
 };

@@ -247,6 +247,84 @@ class Executor {
     }
   }
 
+  // An mbarrier's state, kept in its 8 bytes of shared memory: bit 63 clear once initialized (shared memory starts
+  // all ones), the phases completed, the arrivals the current phase still waits for, and its bytes in flight.
+  struct Mbarrier {
+    int64_t phase = 0, pending = 0, count = 0, tx = 0;
+    uint64_t pack() const {
+      return uint64_t(phase & 0xffff) << 44 | uint64_t(pending & 0x7ff) << 33 | uint64_t(count & 0x7ff) << 22 |
+             uint64_t(tx & 0x3fffff);
+    }
+    static Mbarrier unpack(uint64_t v) {
+      return {int64_t(v >> 44 & 0xffff), int64_t(v >> 33 & 0x7ff), int64_t(v >> 22 & 0x7ff),
+              int64_t(v & 0x3fffff) - (v & 0x200000 ? int64_t(0x400000) : 0)};  // tx: 22 bits, signed
+    }
+  };
+
+  // MBAR_INIT, MBAR_EXPECT, MBAR_WAIT (codegen/program.h). The copies land at once, so a phase completes as soon
+  // as its last arrival and its last byte are in; a wait for a phase that has not completed by then would wait
+  // forever here (the threads run one after another up to each barrier), and is an error.
+  void mbarrier(const ThreadCtx& t, size_t pc, const Instr& in) const {
+    const Num* v = t.vals.data();
+    const int64_t idx = v[in.src[1]].i;
+    uint64_t bits = 0;
+    std::memcpy(&bits, address(t, pc, in, idx), 8);
+    if (in.op == Ops::MBAR_INIT) {
+      if (v[in.src[2]].i == 0) return;
+      bits = Mbarrier{0, in.count, in.count, 0}.pack();
+    } else if (bits >> 63) {
+      fail_at(t, pc, "uses barrier " + std::to_string(idx) + " before an MBAR_INIT set it up");
+    } else if (in.op == Ops::MBAR_WAIT) {
+      const Mbarrier b = Mbarrier::unpack(bits);
+      if (b.phase % 2 == v[in.src[2]].i % 2)  // the phase of that parity is the current one: not completed
+        fail_at(t, pc, "waits for phase " + std::to_string(b.phase) + " of barrier " + std::to_string(idx) + " (" +
+                           std::to_string(b.pending) + " arrivals and " + std::to_string(b.tx) +
+                           " bytes missing), which nothing before it completes");
+      return;
+    } else {
+      if (v[in.src[2]].i == 0) return;
+      bits = arrive(Mbarrier::unpack(bits), 1, in.count).pack();
+    }
+    std::memcpy(address(t, pc, in, idx), &bits, 8);
+  }
+  static Mbarrier arrive(Mbarrier b, int64_t arrivals, int64_t bytes) {
+    b.pending -= arrivals;
+    b.tx += bytes;
+    if (b.pending == 0 && b.tx == 0) b.phase++, b.pending = b.count;
+    return b;
+  }
+
+  // TMA_LOAD: the box, copied at once (renderer/tensor_map.h: zeros outside the matrix), its bytes counted on the
+  // barrier.
+  void tma_load(const ThreadCtx& t, size_t pc, const Instr& in) const {
+    const Num* v = t.vals.data();
+    if (v[in.wide[7]].i == 0) return;
+    const TensorMapArg& m = p_.tma_loads[size_t(in.count)].map;
+    const int64_t dst = v[in.wide[1]].i, col = v[in.wide[3]].i, row = v[in.wide[4]].i;
+    if (dst * m.itemsize % 1024 != 0) fail_at(t, pc, "copies to element " + std::to_string(dst) + ", not 1024-byte aligned");
+    if (col % m.width() != 0 || col < 0 || row < 0)
+      fail_at(t, pc, "copies the box at row " + std::to_string(row) + ", col " + std::to_string(col) +
+                         " (expected coordinates >= 0, col a multiple of " + std::to_string(m.width()) + ")");
+    Instr from = in;
+    from.op = Ops::LOAD;
+    from.buf = in.aux;
+    for (int64_t r = 0; r < m.box_rows; r++)
+      for (int64_t c = 0; c < m.width(); c++) {
+        uint64_t bits = 0;
+        if (row + r < m.rows && col + c < m.cols)
+          std::memcpy(&bits, address(t, pc, from, (row + r) * m.cols + col + c), size_t(m.itemsize));
+        std::memcpy(address(t, pc, in, m.landing(dst, r, c)), &bits, size_t(m.itemsize));
+      }
+    Instr bar = in;
+    bar.buf = p_.tma_loads[size_t(in.count)].bars;
+    const int64_t idx = v[in.wide[6]].i;
+    uint64_t bits = 0;
+    std::memcpy(&bits, address(t, pc, bar, idx), 8);
+    if (bits >> 63) fail_at(t, pc, "counts its bytes on barrier " + std::to_string(idx) + " before an MBAR_INIT");
+    bits = arrive(Mbarrier::unpack(bits), 0, -m.box_bytes()).pack();
+    std::memcpy(address(t, pc, bar, idx), &bits, 8);
+  }
+
   [[noreturn]] void fail_at(const ThreadCtx& t, size_t pc, const std::string& why) const {
     std::string where = node_str(int32_t(pc), *p_.uops[pc]);
     const Launch& ln = p_.launch;
@@ -349,6 +427,15 @@ class Executor {
           break;
         case Ops::ASYNC_COMMIT:
         case Ops::ASYNC_WAIT:
+        case Ops::TENSOR_MAP:
+          break;
+        case Ops::TMA_LOAD:
+          tma_load(t, pc, in);
+          break;
+        case Ops::MBAR_INIT:
+        case Ops::MBAR_EXPECT:
+        case Ops::MBAR_WAIT:
+          mbarrier(t, pc, in);
           break;
         case Ops::GEP:
           v[in.out] = v[in.src[0] + in.aux];

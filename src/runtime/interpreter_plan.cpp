@@ -38,7 +38,8 @@ class PlanBuilder {
     const bool wide_op = u.op == Ops::WMMA || u.op == Ops::LDMATRIX || u.op == Ops::WGMMA;
     const bool many_srcs = u.op == Ops::WMMA || u.op == Ops::WGMMA || u.op == Ops::CP_ASYNC ||
                            u.op == Ops::ASYNC_COMMIT || u.op == Ops::ASYNC_WAIT || u.op == Ops::LDMATRIX ||
-                           u.op == Ops::BARRIER || u.op == Ops::DEFINE_ACC;
+                           u.op == Ops::BARRIER || u.op == Ops::DEFINE_ACC || u.op == Ops::TMA_LOAD ||
+                           u.op == Ops::MBAR_INIT || u.op == Ops::MBAR_EXPECT || u.op == Ops::MBAR_WAIT;
     if (u.dtype.count != 1 && !wide_op) fail(pos, "is a vector: vector dtypes are not supported yet");
     if (u.src.size() > Instr{}.src.size() && !many_srcs) fail(pos, "has too many sources");
     if (!Interpreter::executes(u.op)) fail(pos, "is not a node kind the interpreter executes");
@@ -60,7 +61,9 @@ class PlanBuilder {
     in.dtype = u.dtype;
     for (size_t k = 0; k < u.src.size(); k++) {
       const int32_t slot = p_.code[size_t(pos_of(u.src[k]))].out;
-      if (u.op == Ops::WMMA || u.op == Ops::WGMMA || (u.op == Ops::CP_ASYNC && k < 6)) in.wide.push_back(slot);
+      if (u.op == Ops::WMMA || u.op == Ops::WGMMA || (u.op == Ops::CP_ASYNC && k < 6) ||
+          (u.op == Ops::TMA_LOAD && k < 8))
+        in.wide.push_back(slot);
       if (k < in.src.size()) in.src[k] = slot;
     }
     in.nsrc = uint8_t(std::min(u.src.size(), in.src.size()));
@@ -144,6 +147,20 @@ class PlanBuilder {
         in.trans = arg.trans;
         break;
       }
+      case Ops::TMA_LOAD:  // (dst local, dst idx, TENSOR_MAP, col, row, bar local, bar idx, gate, after...)
+        in.buf = buf_of(u.src[0]);
+        in.aux = buf_of(u.src[2]->src[0]);
+        in.dtype = local_dtype(in.buf);
+        in.count = int32_t(p_.tma_loads.size());
+        p_.tma_loads.push_back({TensorMapArg::of(*u.src[2]), buf_of(u.src[5])});
+        break;
+      case Ops::MBAR_INIT:  // (bar local, idx, gate or parity, after...)
+      case Ops::MBAR_EXPECT:
+      case Ops::MBAR_WAIT:
+        in.buf = buf_of(u.src[0]);
+        in.dtype = local_dtype(in.buf);
+        in.count = u.op == Ops::MBAR_WAIT ? 0 : int32_t(u.get<int64_t>());
+        break;
       case Ops::WGMMA:  // (A's DEFINE_LOCAL, A idx, B's DEFINE_LOCAL, B idx, after, C's lanes)
         in.buf = buf_of(u.src[0]);
         in.aux = buf_of(u.src[2]);

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "renderer/tensor_map.h"
 #include "runtime/interpreter.h"
 #include "tg/error.h"
 #include "uop/exec_alu.h"
@@ -36,11 +37,13 @@ struct Instr {
   int32_t buf = kNone;     // LOAD/STORE: buffer parameter number
   int32_t aux = 0;         // DEFINE_VAR: position in vars; SPECIAL: dimension 0..2; CP_ASYNC: source buffer;
                            // WGMMA: B's buffer (buf: A's)
-  int32_t count = 0;       // CP_ASYNC: elements copied; LDMATRIX: 8x8 matrices
+  int32_t count = 0;       // CP_ASYNC: elements copied; LDMATRIX: 8x8 matrices; MBAR_INIT: threads; MBAR_EXPECT:
+                           // bytes; TMA_LOAD: its entry in Plan::tma_loads
   bool trans = false;      // LDMATRIX .trans
   SpecialKind special = SpecialKind::kGroup;
   Num imm;                    // CONST value, already in the node's dtype
-  std::vector<int32_t> wide;  // WMMA, WGMMA: all its source slots (WMMA: A's, B's, then C's registers); CP_ASYNC: its 5 values
+  std::vector<int32_t> wide;  // WMMA, WGMMA: all its source slots (WMMA: A's, B's, then C's registers); CP_ASYNC:
+                              // its 6 values; TMA_LOAD: its 8
 };
 
 // Where the threads of a launch stand.
@@ -72,6 +75,11 @@ struct Interpreter::Plan {
   int32_t n_slots = 0;
   std::vector<DType> buf_dtypes;                  // element dtype per buffer parameter (void where unused)
   std::vector<std::pair<DType, int64_t>> locals;  // per DEFINE_LOCAL: element dtype and size (elements)
+  struct TmaLoad {
+    TensorMapArg map;  // what it reads through
+    int32_t bars;      // Instr::buf of its barriers
+  };
+  std::vector<TmaLoad> tma_loads;  // per TMA_LOAD (Instr::count)
   size_t n_vars = 0;
   std::vector<std::pair<int64_t, int64_t>> var_bounds;  // per vars position, from its DEFINE_VAR
   std::vector<std::string> var_names;

@@ -20,6 +20,7 @@
 #include "renderer/cuda.h"
 #include "runtime/cuda_driver.h"
 #include "runtime/cuda_graph.h"
+#include "runtime/cuda_tensor_maps.h"
 #include "runtime/devices.h"
 #include "runtime/lru_allocator.h"
 #include "runtime/nvrtc.h"
@@ -281,7 +282,8 @@ class CudaProgram : public Program {
         ctx_(*ctx_ptr_),
         name_(spec.name),
         n_bufs_(size_t(spec.n_bufs)),
-        n_vars_(spec.vars.size()) {
+        n_vars_(spec.vars.size()),
+        tensor_maps_(spec.name, spec.uops) {
     if (spec.global_size.size() != 3 || spec.local_size.size() != 3)
       throw Error(ctx_.name() + ": kernel " + name_ + ": launch sizes must have 3 dimensions, got global " +
                   dims(spec.global_size) + " local " + dims(spec.local_size));
@@ -337,11 +339,12 @@ class CudaProgram : public Program {
       throw Error(ctx_.name() + ": kernel " + name_ + " takes " + std::to_string(n_bufs_) + " buffers and " +
                   std::to_string(n_vars_) + " vars, got " + std::to_string(bufs.size()) + " and " +
                   std::to_string(vars.size()));
-    // kernelParams: a pointer to each argument's value, buffers (CUdeviceptr) then vars (int32), in order.
+    // kernelParams: a pointer to each argument's value, buffers (CUdeviceptr), vars (int32), then tensor maps.
     std::vector<CUdeviceptr> ptrs(bufs.size());
     std::vector<int32_t> ints(vars.size());
+    std::vector<CUtensorMap> maps;
     std::vector<void*> params;
-    params.reserve(bufs.size() + vars.size());
+    params.reserve(bufs.size() + vars.size() + tensor_maps_.size());
     for (size_t i = 0; i < bufs.size(); i++) {
       if (!bufs[i])
         throw Error(ctx_.name() + ": kernel " + name_ + ": buffer " + std::to_string(i) + " is not allocated");
@@ -354,6 +357,10 @@ class CudaProgram : public Program {
                     " does not fit the kernel's int32 parameter");
       ints[i] = int32_t(vars[i]);
       params.push_back(&ints[i]);
+    }
+    if (tensor_maps_.size()) {
+      tensor_maps_.encode(ctx_.d(), ptrs, maps);
+      for (CUtensorMap& m : maps) params.push_back(&m);
     }
     ctx_.enter();
     const CUstream stream = launch_stream();  // a graph's capture, or the legacy default stream
@@ -384,6 +391,7 @@ class CudaProgram : public Program {
   const CudaContext& ctx_;
   std::string name_;
   size_t n_bufs_, n_vars_;
+  CudaTensorMaps tensor_maps_;
   unsigned grid_[3] = {1, 1, 1}, block_[3] = {1, 1, 1};
   unsigned shared_ = 0;  // dynamic shared memory bytes of a launch
   CUmodule module_ = nullptr;

@@ -107,6 +107,8 @@ class InterpRenderer : public Renderer {
   int64_t shared_memory() const override { return gpu_ ? gpu_->shared_memory() : 0; }
   // ... and Hopper's warpgroup tensor cores (WGMMA, warpgroup by warpgroup).
   bool wgmma() const override { return gpu_ && gpu_->wgmma(); }
+  // ... and the bulk tensor copies that stage their operands (TMA_LOAD copies at once, barriers count the bytes).
+  bool tma() const override { return gpu_ && gpu_->tma(); }
   // Ops outside program.h's list (THREEFRY ...) must be decomposed by codegen before they reach us.
   bool supports(Ops op) const override { return Interpreter::executes(op); }
   std::string device() const override { return "INTERP"; }

@@ -17,6 +17,8 @@ namespace tg {
   X(VECTORIZE) X(GEP) X(INDEX) X(NOOP)                                                               \
   /* lowered code: asynchronous copies to shared memory and warp-wide fragment loads (tensor cores) */ \
   X(CP_ASYNC) X(ASYNC_COMMIT) X(ASYNC_WAIT) X(LDMATRIX)                                              \
+  /* lowered code: bulk tensor copies (TMA) and the shared-memory barriers that count their bytes */  \
+  X(TENSOR_MAP) X(TMA_LOAD) X(MBAR_INIT) X(MBAR_EXPECT) X(MBAR_WAIT)                                 \
   /* unary ALU */                                                                                    \
   X(CAST) X(BITCAST) X(EXP2) X(LOG2) X(SIN) X(SQRT) X(RECIP) X(NEG) X(TRUNC)                         \
   /* binary ALU */                                                                                   \

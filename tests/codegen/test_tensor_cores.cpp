@@ -290,8 +290,10 @@ TEST(TensorCores, WgmmaInEveryLayout) {
           EXPECT_TRUE(has(src, "wgmma.mma_async.sync.aligned.m64n" + std::to_string(c.n) + "k16.f32." + ty + "." + ty))
               << what << "\n" << src;
           EXPECT_TRUE(has(src, flags)) << what << "\n" << src;
+          // cp.async writes through the generic proxy, which wgmma (async proxy) must be told of; TMA (both operands
+          // swizzled, test_tma.cpp) writes through the async proxy itself
           EXPECT_TRUE(has(src, "wgmma.fence.sync.aligned") && has(src, "wgmma.wait_group.sync.aligned 0") &&
-                      has(src, "fence.proxy.async.shared::cta"))
+                      (has(src, "fence.proxy.async.shared::cta") || has(src, "cp.async.bulk.tensor")))
               << what << "\n" << src;
           EXPECT_FALSE(has(src, "ldmatrix")) << what;
           if (c.k % 128 == 0 && !ta) {
@@ -312,8 +314,9 @@ TEST(TensorCores, WgmmaInEveryLayout) {
 TEST(TensorCores, DeferredWgmmasWaitOneStepLater) {
   // A tile that has the multiprocessor alone (128 x 256, 4 stages of 48 KiB) defers its wgmmas: each step's stay in
   // flight until the next step's are issued, the copies run S-2 steps ahead, the accumulators are one array the
-  // wgmmas update in place, and the loop's end drains the last group
-  tg::Context on({{"WGMMA", 1}});
+  // wgmmas update in place, and the loop's end drains the last group (per-thread copies here; test_tma.cpp has
+  // the same pipeline with TMA)
+  tg::Context on({{"WGMMA", 1}, {"TMA", 0}});
   tg::CUDARenderer cuda;
   struct TileKnob {  // TC_TILE is read from the environment
     TileKnob() { ::setenv("TC_TILE", "1,32,8,1,4", 1); }
