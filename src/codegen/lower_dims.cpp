@@ -30,13 +30,15 @@ std::vector<std::optional<SpecialArg>> launch_axes(const Kernel& k) {
 }
 
 // TC_SWIZZLE=n: blocks of a tensor-core kernel start in groups of n block rows (0: row by row), where a row has
-// at least 4n blocks. H100, fp16 8192^3 (32 blocks of 128 x 256 a row, one block an SM): 562 TFLOPS row by row,
-// 581 with n = 8, 578 with 16, 573 with 4. At 4096 (16 a row: the ~132 blocks resident at once already span 8
-// rows) it gained nothing (498-507 -> 496-497; bf16 505 -> 490), hence the 4n.
-static ContextVar TC_SWIZZLE("TC_SWIZZLE", 8);
+// at least 4n blocks. Default 8, with per-thread copies: H100, fp16 8192^3 (32 blocks of 128 x 256 a row, one
+// block an SM): 562 TFLOPS row by row, 581 with n = 8, 578 with 16, 573 with 4. At 4096 (16 a row: the ~132 blocks
+// resident at once already span 8 rows) it gained nothing (498-507 -> 496-497; bf16 505 -> 490), hence the 4n.
+// Default 0 where the renderer copies WGMMA operands with TMA: H200, fp16 x @ w with TMA, 8192^3: 643 TFLOPS row
+// by row, 517 with n = 2, 522 with 8, 640 with 16; at 4096 n = 2 gave 451 against 581 (x @ w.T: no change).
+static ContextVar TC_SWIZZLE("TC_SWIZZLE", -1);
 
 void Lowerer::swizzle_block_order(const std::vector<std::optional<SpecialArg>>& launch) {
-  const int64_t group = TC_SWIZZLE;
+  const int64_t group = TC_SWIZZLE >= 0 ? int64_t(TC_SWIZZLE) : k_.renderer().tma() ? 0 : 8;
   int dx = -1, dy = -1;  // the dims of gidx0 and gidx1
   for (size_t d = 0; d < launch.size(); d++)
     if (launch[d] && launch[d]->axis == LaunchAxis::GROUP && launch[d]->dim < 2)
