@@ -154,14 +154,22 @@ class Lowerer {
   // on it (one vector access covers the lanes); nullptr otherwise.
   UOpPtr contiguous_base(const UOpPtr& idx, const UOpPtr& valid, const Combo& c) const;
 
-  // On a GPU, a load that is one scalar per combination but steps by exactly 1 along an upcast dim other than
-  // the vector dim (a matmul's A tile along K, while the vector dim runs along N) is read as runs of `width`
-  // values (float4, half8: one 16-byte load instead of four or eight), each value a GEP of its run's load.
-  struct LoadRun {
+  // On a GPU, a load (store) that is one scalar per combination but steps by exactly 1 along an upcast dim other
+  // than the vector dim (a matmul's A tile along K, while the vector dim runs along N; a tensor core's output
+  // pairs) is read (written) as runs of `width` values (float4, half8: one 16-byte access instead of four or
+  // eight), each loaded value a GEP of its run's load.
+  struct AccessRun {
     size_t ua = 0;      // the upcast dim (ua_ index) the run steps along
     int64_t width = 1;  // 1: no runs
   };
-  LoadRun load_run(const UOpPtr& idx, const UOpPtr& valid, uint64_t mask, DType dt) const;
+  AccessRun access_run(Ops op, const UOpPtr& idx, const UOpPtr& valid, uint64_t mask, DType dt) const;
+  // Whether idx gives every combination of the mask's upcast values its own address (then stores may be
+  // grouped into runs in any order).
+  bool distinct_addresses(const UOpPtr& idx, uint64_t mask) const;
+  // The vector store of the run starting at combination `start`, or nullptr where its lanes are not all scalars
+  // or its base is not aligned.
+  UOpPtr run_store(const UOpPtr& buf, const Info& value, const AccessRun& run, const Combo& start, const UOpPtr& base,
+                   const UOpPtr& valid) const;
   // Whether index `base` is a provable multiple of `width` (GPUs read a vector only from an address aligned to
   // its size; buffers themselves start aligned).
   bool aligned(const UOpPtr& base, int64_t width) const;
@@ -174,13 +182,14 @@ class Lowerer {
   // A CONST leaf with a view: its value where the view is valid, 0 elsewhere.
   UOpPtr lower_const(const UOpPtr& u);
   // A LOAD of a global buffer, or of its shared-memory stage: one load per combination of the upcast values its
-  // index depends on, a vector along the vector dim where contiguous, runs along another upcast dim (load_run).
+  // index depends on, a vector along the vector dim where contiguous, runs along another upcast dim (access_run).
   UOpPtr lower_load(const UOpPtr& u);
   // An ALU op, CAST or BITCAST with some source an UNROLL: the op at each combination of its sources' dims.
   UOpPtr lower_alu(const UOpPtr& u) const;
   // REDUCE_AXIS(x, ranges...): x reduced over the UNROLL values, then over the ranges (REDUCE).
   UOpPtr lower_reduce(const UOpPtr& u);
-  // STORE(buf, view, value): an UNROLL of the stores at each combination (void).
+  // STORE(buf, view, value): an UNROLL of the stores at each combination (void), runs along an upcast dim as
+  // vector stores where every combination has its own address (access_run).
   UOpPtr lower_store(const UOpPtr& u);
   // SINK of the stores' UNROLLs: SINK(stores..., every DEFINE_GLOBAL).
   UOpPtr lower_sink(const UOpPtr& u) const;

@@ -350,6 +350,24 @@ TEST(TensorCores, DeferredWgmmasWaitOneStepLater) {
   for (size_t i = 0; i < got.size(); i++) ASSERT_EQ(got[i], want[i]) << "at " << i;
 }
 
+// A tensor core's output lanes come in pairs of neighbouring columns (2t, 2t + 1): each pair is one vector store
+// (half2, float2), with wgmma and with mma.sync.
+TEST(TensorCores, OutputPairsAreVectorStores) {
+  for (int wgmma : {1, 0}) {
+    tg::Context on({{"WGMMA", wgmma}});
+    tg::CUDARenderer cuda;
+    Tensor ex = Tensor::empty({256, 256}, {.dtype = dt::float16}), ew = Tensor::empty({256, 256}, {.dtype = dt::float16});
+    for (bool f32 : {false, true}) {
+      Tensor out = f32 ? ex.matmul(ew).cast(dt::float32) : ex.matmul(ew);
+      tg::Kernel kern(last_ast(out), cuda);
+      kern.hand_coded_optimizations();
+      std::string src = render(kern, cuda);
+      EXPECT_TRUE(has(src, f32 ? "*((float2*)(data0+" : "*((tg_half2*)(data0+")) << "WGMMA=" << wgmma << "\n" << src;
+      EXPECT_FALSE(has(src, "  data0[")) << "no scalar stores, WGMMA=" << wgmma << "\n" << src;
+    }
+  }
+}
+
 TEST(TensorCores, SmallWgmmaTilesWaitEachStep) {
   // 128 x 128 blocks, two an SM with 3 stages: deferring measured slower, so each step waits for its wgmmas
   tg::Context on({{"WGMMA", 1}});
