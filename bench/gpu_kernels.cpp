@@ -54,17 +54,22 @@ Tensor randn(const tg::Shape& s, tg::DType dt) {
 }
 
 std::vector<Row> rows() {
-  // x @ W, or x @ W.T (a linear layer's layout: both operands contiguous along K)
-  auto mm = [](const char* name, int64_t n, tg::DType dt, bool wt = false) {
-    return Row{name, 2.0 * double(n) * double(n) * double(n), false, [n, dt, wt] {
+  // x @ W, x @ W.T (a linear layer's layout: both operands contiguous along K) or x.T @ W (a weight gradient's:
+  // both contiguous along M and N)
+  enum Layout { kPlain, kWT, kXT };
+  auto mm = [](const char* name, int64_t n, tg::DType dt, Layout layout = kPlain) {
+    return Row{name, 2.0 * double(n) * double(n) * double(n), false, [n, dt, layout] {
                  auto a = std::make_shared<Tensor>(randn({n, n}, dt)), b = std::make_shared<Tensor>(randn({n, n}, dt));
-                 return std::function<Tensor()>([a, b, wt] { return a->matmul(wt ? b->T() : *b); });
+                 return std::function<Tensor()>([a, b, layout] {
+                   return (layout == kXT ? a->T() : *a).matmul(layout == kWT ? b->T() : *b);
+                 });
                }};
   };
   const int64_t big = int64_t(1) << 28;
   return {
       mm("matmul fp16 4096", 4096, tg::dtypes::float16),
-      mm("matmul fp16 4096 x@W.T", 4096, tg::dtypes::float16, true),
+      mm("matmul fp16 4096 x@W.T", 4096, tg::dtypes::float16, kWT),
+      mm("matmul fp16 4096 x.T@W", 4096, tg::dtypes::float16, kXT),
       mm("matmul fp16 8192", 8192, tg::dtypes::float16),
       mm("matmul bf16 4096", 4096, tg::dtypes::bfloat16),
       mm("matmul fp32 4096", 4096, tg::dtypes::float32),

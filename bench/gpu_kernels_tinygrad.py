@@ -43,10 +43,10 @@ def rand(*shape, dtype=dtypes.float32):
   return Tensor.randn(*shape).cast(dtype).contiguous().realize()
 
 
-def mm(n, dt, wt=False):
+def mm(n, dt, wt=False, xt=False):
   def make():
     a, b = rand(n, n, dtype=dt), rand(n, n, dtype=dt)
-    return (lambda: a @ b.T) if wt else (lambda: a @ b)
+    return (lambda: a @ b.T) if wt else (lambda: a.T @ b) if xt else (lambda: a @ b)
   return make
 
 
@@ -75,6 +75,7 @@ def conv(bias):
 big = 1 << 28
 report("matmul fp16 4096", mm(4096, dtypes.float16))
 report("matmul fp16 4096 x@W.T", mm(4096, dtypes.float16, True))
+report("matmul fp16 4096 x.T@W", mm(4096, dtypes.float16, xt=True))
 report("matmul fp16 8192", mm(8192, dtypes.float16))
 report("matmul bf16 4096", mm(4096, dtypes.bfloat16))
 report("matmul fp32 4096", mm(4096, dtypes.float32))

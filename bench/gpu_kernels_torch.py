@@ -39,9 +39,9 @@ def report(name, f):
   print(f"{name}\t{median_seconds(f):.9g}", flush=True)
 
 
-def mm(n, dt, wt=False):
+def mm(n, dt, wt=False, xt=False):
   a, b = torch.randn(n, n, device=dev, dtype=dt), torch.randn(n, n, device=dev, dtype=dt)
-  return (lambda: a @ b.T) if wt else (lambda: a @ b)
+  return (lambda: a @ b.T) if wt else (lambda: a.T @ b) if xt else (lambda: a @ b)
 
 
 big = 1 << 28
@@ -50,6 +50,7 @@ out = torch.empty_like(x)
 report("copy", lambda: out.copy_(x))
 report("matmul fp16 4096", mm(4096, torch.float16))
 report("matmul fp16 4096 x@W.T", mm(4096, torch.float16, True))
+report("matmul fp16 4096 x.T@W", mm(4096, torch.float16, xt=True))
 report("matmul fp16 8192", mm(8192, torch.float16))
 report("matmul bf16 4096", mm(4096, torch.bfloat16))
 report("matmul fp32 4096", mm(4096, torch.float32))

@@ -235,10 +235,13 @@ void Kernel::shift_to(int d, int64_t amount, bool top, AxisKind kind, TcRole rol
 void Kernel::apply_opt(const Opt& opt) {
   auto fail = [&](const std::string& why) { throw KernelOptError("apply_opt " + opt.repr() + " on " + name() + ": " + why); };
   int d = opt.axis;
-  if (opt.op == OptOps::SWAP) {  // exchange two output loops (their order in the loop nest)
+  if (opt.op == OptOps::SWAP) {  // exchange two output loops (their order in the loop nest) or two thread dims
     const int e = opt.amount;
     if (d < 0 || e < 0 || d >= int(full_shape_.size()) || e >= int(full_shape_.size()) || d == e) fail("no such axes");
-    if (kinds_[size_t(d)] != AxisKind::LOOP || kinds_[size_t(e)] != AxisKind::LOOP) fail("SWAP needs two output loop dims");
+    auto plain_local = [&](int x) { return kinds_[size_t(x)] == AxisKind::LOCAL && roles_[size_t(x)] == TcRole::NONE; };
+    const bool loops = kinds_[size_t(d)] == AxisKind::LOOP && kinds_[size_t(e)] == AxisKind::LOOP;
+    if (!loops && !(plain_local(d) && plain_local(e)))
+      fail("SWAP needs two output loop dims or two LOCAL dims (not a tensor core's lanes)");
     std::vector<int64_t> order(full_shape_.size());
     std::iota(order.begin(), order.end(), 0);
     std::swap(order[size_t(d)], order[size_t(e)]);

@@ -82,7 +82,8 @@ class Kernel {
   // Apply one optimization (tinygrad's apply_opt). Axis numbering:
   //   UPCAST, THREAD, LOCAL: an index into full_shape() that must be a LOOP dim.
   //   UNROLL, GROUP, GROUPTOP: the n-th reduce dim (axis 0 is full_shape()[first_reduce()]).
-  //   SWAP: exchanges the LOOP dims `axis` and `amount` (the order of the output loops).
+  //   SWAP: exchanges the LOOP dims `axis` and `amount` (the order of the output loops), or two LOCAL dims that
+  //         are not a tensor core's lanes (which one is threadIdx.y, which threadIdx.z).
   //   PADTO: an index into full_shape() (a LOOP or REDUCE dim), padded up to a multiple of `amount`.
   // amount 0 means the whole dim. THREAD splits the dim as (amount, size/amount): thread t takes the
   // t-th contiguous chunk. Throws KernelOptError (the kernel is unchanged) when the opt does not apply.

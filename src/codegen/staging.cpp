@@ -122,8 +122,20 @@ bool Staging::plan_wgmma(const Kernel& k) {
     n *= fs[size_t(next)];
   }
   if (ntile.empty()) return false;
+  // the warpgroups along M: LOCAL dims continuing A's rows past the warp dim's 64 (B does not read them)
+  std::vector<int> warps{warp};
+  for (int64_t rows = 16 * fs[size_t(warp)];;) {
+    int next = -1;
+    for (int d = 0; d < int(fs.size()); d++)
+      if (d != warp && k.kinds()[size_t(d)] == AxisKind::LOCAL && k.roles()[size_t(d)] == TcRole::NONE &&
+          st(b, d) == 0 && st(a, d) == rows * st(a, g))
+        next = d;
+    if (next < 0) break;
+    warps.push_back(next);
+    rows *= fs[size_t(next)];
+  }
   for (int op = 0; op < 2; op++) {
-    auto lw = wgmma_layout(k, op == 0 ? a : b, op, warp, ntile);
+    auto lw = wgmma_layout(k, op == 0 ? a : b, op, warps, ntile);
     if (!lw) return false;
     layout_.push_back(lw->first);
     wg_[size_t(op)] = lw->second;
@@ -140,7 +152,8 @@ bool Staging::plan_wgmma(const Kernel& k) {
 // groups), then along the other direction, then the other tile dims. The copies take a global row's chunks with
 // consecutive threads (whole 128-byte lines from L2).
 std::optional<std::pair<Staging::Layout, WgmmaOperand>> Staging::wgmma_layout(const Kernel& k, size_t view, int op,
-                                                                              int warp, const std::vector<int>& ntile) {
+                                                                              const std::vector<int>& warps,
+                                                                              const std::vector<int>& ntile) {
   const ShapeTracker& tr = k.sts()[view];
   if (!copies_whole_runs(tr, 8)) return std::nullopt;
   const View& v = tr.views.back();
@@ -152,7 +165,7 @@ std::optional<std::pair<Staging::Layout, WgmmaOperand>> Staging::wgmma_layout(co
   const bool kmajor = stride(klo) == 1 && stride(t) == 2, mnmajor = !kmajor && stride(g) == 1;
   if (!kmajor && !mnmajor) return std::nullopt;
   std::vector<int> mn_dims{g};  // M (N) from the 8 rows of a core matrix on
-  if (op == 0) mn_dims.insert(mn_dims.end(), {k.dim_of(TcRole::M_HI), warp});
+  if (op == 0) mn_dims.push_back(k.dim_of(TcRole::M_HI)), mn_dims.insert(mn_dims.end(), warps.begin(), warps.end());
   else mn_dims.insert(mn_dims.end(), ntile.begin(), ntile.end());
   if (WGMMA_SWIZZLE > 0)
     if (auto sw = kmajor ? swizzled_layout(k, view, mn_dims) : swizzled_mn_layout(k, view, mn_dims)) return sw;
@@ -242,9 +255,13 @@ std::optional<std::pair<Staging::Layout, WgmmaOperand>> Staging::swizzled_mn_lay
   const View& v = k.sts()[view].views.back();
   const Shape& fs = k.full_shape();
   auto stride = [&](int d) { return fs[size_t(d)] == 1 ? 0 : v.strides[size_t(d)]; };
-  if (mn_dims.size() < 2 || fs[size_t(mn_dims[0])] * fs[size_t(mn_dims[1])] != 64) return std::nullopt;
-  std::vector<int> row{mn_dims[0], mn_dims[1]}, rows{k.dim_of(TcRole::K_LO), k.dim_of(TcRole::LANE_T)};
-  std::vector<int> kgroups{k.dim_of(TcRole::K_HI)}, atoms(mn_dims.begin() + 2, mn_dims.end()), rest;
+  size_t in_row = 0;  // the first dims along M (N) make the 64-element row, the others step between atoms
+  for (int64_t n = 1; n < 64 && in_row < mn_dims.size();) n *= fs[size_t(mn_dims[in_row++])];
+  int64_t row_size = 1;
+  for (size_t i = 0; i < in_row; i++) row_size *= fs[size_t(mn_dims[i])];
+  if (row_size != 64) return std::nullopt;
+  std::vector<int> row(mn_dims.begin(), mn_dims.begin() + int64_t(in_row)), rows{k.dim_of(TcRole::K_LO), k.dim_of(TcRole::LANE_T)};
+  std::vector<int> kgroups{k.dim_of(TcRole::K_HI)}, atoms(mn_dims.begin() + int64_t(in_row), mn_dims.end()), rest;
   for (int d = 0; d < int(fs.size()); d++) {
     auto listed = [&](const std::vector<int>& l) { return std::find(l.begin(), l.end(), d) != l.end(); };
     if (stride(d) == 0 || listed(row) || listed(rows) || listed(kgroups) || listed(atoms) ||

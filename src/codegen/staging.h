@@ -109,7 +109,8 @@ class Staging {
   };
   static std::optional<Layout> layout(const Kernel& k, size_t view, int64_t vec, bool ldmatrix);
   // The core-matrix layout of a WGMMA operand (0: A, 1: B), and its strides.
-  static std::optional<std::pair<Layout, WgmmaOperand>> wgmma_layout(const Kernel& k, size_t view, int op, int warp,
+  static std::optional<std::pair<Layout, WgmmaOperand>> wgmma_layout(const Kernel& k, size_t view, int op,
+                                                                     const std::vector<int>& warps,
                                                                      const std::vector<int>& ntile);
   static std::optional<std::pair<Layout, WgmmaOperand>> swizzled_layout(const Kernel& k, size_t view,
                                                                         const std::vector<int>& mn_dims);

@@ -80,6 +80,13 @@ TEST(TmaCopies, HopperMatmulsCopyStagesWithTma) {
     const std::string plain = hopper_source(x.matmul(w));
     EXPECT_TRUE(has(plain, "cp.async.cg") && !has(plain, "cp.async.bulk") && !has(plain, "tg_tensor_map")) << plain;
   }
+  // x.T @ w (a weight gradient's layout): A M-major, swizzled too, each warpgroup's 64 rows an atom of their own
+  // (the warpgroups a thread dim outside the warps'): two boxes of A and four of B a step
+  const std::string xt = hopper_source(Tensor::empty({512, 256}, {.dtype = dt::float16}).T().matmul(
+      Tensor::empty({512, 512}, {.dtype = dt::float16})));
+  EXPECT_TRUE(has(xt, ", p, 1, 1, 1, 1;")) << "both operands MN-major: " << xt;
+  EXPECT_EQ(count(xt, "cp.async.bulk.tensor"), 18u) << xt;
+  EXPECT_FALSE(has(xt, "cp.async.cg")) << xt;
 }
 
 // What keeps per-thread copies: K steps of 32 (no 128-byte swizzle), a padded operand (a mask), Ampere.

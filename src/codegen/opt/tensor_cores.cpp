@@ -168,7 +168,16 @@ bool Kernel::tensor_core_opts(const std::function<bool(const Opt&)>& try_opt) {
         outputs *= full_shape_[d];
     const bool wide = outputs / (128 * 256) >= kWideBlocks;
     const MatmulTile tile = matmul_tile("TC_TILE", wide ? kWgmmaWideTile : kWgmmaTile, 64);
-    if (apply(OptOps::LOCAL, m(), {tile.threads_m, 4})) {  // whole warpgroups right above M_HI, or no WGMMA
+    // a warpgroup's 4 warps right above M_HI (the innermost thread dim but the lanes), then the warpgroups along M
+    // as a dim of their own, outside it (the 128-byte swizzle of an M-major A gives each warpgroup's 64 rows an
+    // atom: codegen/staging.h), or no WGMMA
+    if (tile.threads_m % 4 == 0 && apply(OptOps::LOCAL, m(), {4})) {
+      if (apply(OptOps::LOCAL, m(), {tile.threads_m / 4})) {
+        std::vector<int> warps;  // the two LOCAL dims, the warpgroups' last (a new LOCAL goes inside the others)
+        for (size_t d = 0; d < full_shape_.size(); d++)
+          if (kinds_[d] == AxisKind::LOCAL && roles_[d] == TcRole::NONE) warps.push_back(int(d));
+        if (warps.size() == 2) try_opt({OptOps::SWAP, warps[0], warps[1]});
+      }
       apply(OptOps::UPCAST, m(), {tile.upcast_m});
       // n-tiles: 8 (64 columns, one 128-byte swizzled row of an N-major B), then the rest as a second dim
       const int nt = std::min(tile.upcast_n, 8);
