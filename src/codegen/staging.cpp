@@ -35,13 +35,12 @@ bool copies_whole_runs(const ShapeTracker& st, int64_t vec) {
   return !st.views.back().mask && st.views.back().offset % vec == 0 && st.lower_views_keep_runs(vec);
 }
 
-// x with the reduce loop `r` replaced by `step`
-UOpPtr at_step(const UOpPtr& x, const UOpPtr& r, const UOpPtr& step) {
+}  // namespace
+
+UOpPtr Staging::at_step(const UOpPtr& x, const UOpPtr& r, const UOpPtr& step) {
   if (x == r) return step;
   return substitute(x, [&](const UOp* u) -> UOpPtr { return u == r.get() ? step : nullptr; });
 }
-
-}  // namespace
 
 std::optional<Staging::Layout> Staging::layout(const Kernel& k, size_t view, int64_t vec, bool ldmatrix) {
   const ShapeTracker& st = k.sts()[view];

@@ -129,6 +129,8 @@ class Staging {
   UOpPtr tma_copies(const StagingInput& in, const UOpPtr& slot, const UOpPtr& step, const UOpPtr& gate,
                     const UOpPtr& after) const;
   bool plan_wgmma(const Kernel& k);
+  // x with the reduce loop `r` replaced by `step` (a copy's step)
+  static UOpPtr at_step(const UOpPtr& x, const UOpPtr& r, const UOpPtr& step);
   // The steps of plan: each operand's layout in shared memory; the ring's stages and buffers (false: it does not
   // fit); the copies around and in the reduce loop; mma.sync's fragments.
   bool plan_layouts(const StagingInput& in);

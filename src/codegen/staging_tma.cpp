@@ -13,12 +13,6 @@ UOpPtr ci(int64_t v, DType dt) { return UOp::const_int(v, dt); }
 
 constexpr int64_t kMaxBoxes = 16;  // boxes (TMA_LOADs a step) an operand's tile may take
 
-// x with the reduce loop `r` replaced by `step`
-UOpPtr at_step(const UOpPtr& x, const UOpPtr& r, const UOpPtr& step) {
-  if (x == r) return step;
-  return substitute(x, [&](const UOp* u) -> UOpPtr { return u == r.get() ? step : nullptr; });
-}
-
 }  // namespace
 
 // An operand's tile as boxes of a tensor map: the buffer as a matrix whose rows are the stride of the layout's

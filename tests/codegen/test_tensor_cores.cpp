@@ -18,6 +18,7 @@
 #include "tg/context.h"
 #include "tg/tg.h"
 #include "../common/kernel_source.h"
+#include "../common/random_data.h"
 
 using tg::Opt;
 using tg::OptOps;
@@ -25,19 +26,10 @@ using tg::Tensor;
 using tgtest::has;
 using tgtest::last_ast;
 using tgtest::render;
+using tgtest::small_ints;
 namespace dt = tg::dtypes;
 
 namespace {
-
-std::vector<float> small_ints(size_t n, int seed) {
-  std::vector<float> v(n);
-  uint32_t x = uint32_t(seed) * 2654435761u + 7u;
-  for (auto& e : v) {
-    x = x * 1664525u + 1013904223u;
-    e = float(int((x >> 9) % 9u) - 4);
-  }
-  return v;
-}
 
 // C = A @ B for row-major (batch, m, k) x (batch, k, n) in double.
 std::vector<double> matmul_ref(const std::vector<float>& a, const std::vector<float>& b, int64_t batch, int64_t m,

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "../common/kernel_source.h"
+#include "../common/random_data.h"
 #include "codegen/program.h"
 #include "codegen/verify_program.h"
 #include "renderer/cuda.h"
@@ -21,19 +22,10 @@ using tg::Tensor;
 using tgtest::has;
 using tgtest::last_ast;
 using tgtest::render;
+using tgtest::small_ints;
 namespace dt = tg::dtypes;
 
 namespace {
-
-std::vector<float> small_ints(size_t n, int seed) {
-  std::vector<float> v(n);
-  uint32_t x = uint32_t(seed) * 2654435761u + 7u;
-  for (auto& e : v) {
-    x = x * 1664525u + 1013904223u;
-    e = float(int((x >> 9) % 9u) - 4);
-  }
-  return v;
-}
 
 struct TileKnob {  // TC_TILE is read from the environment
   explicit TileKnob(const char* v) { *v ? ::setenv("TC_TILE", v, 1) : ::unsetenv("TC_TILE"); }

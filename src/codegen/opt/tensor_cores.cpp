@@ -168,11 +168,14 @@ bool Kernel::tensor_core_opts(const std::function<bool(const Opt&)>& try_opt) {
         outputs *= full_shape_[d];
     const bool wide = outputs / (128 * 256) >= kWideBlocks;
     const MatmulTile tile = matmul_tile("TC_TILE", wide ? kWgmmaWideTile : kWgmmaTile, 64);
-    // a warpgroup's 4 warps right above M_HI (the innermost thread dim but the lanes), then the warpgroups along M
-    // as a dim of their own, outside it (the 128-byte swizzle of an M-major A gives each warpgroup's 64 rows an
-    // atom: codegen/staging.h), or no WGMMA
-    if (tile.threads_m % 4 == 0 && apply(OptOps::LOCAL, m(), {4})) {
-      if (apply(OptOps::LOCAL, m(), {tile.threads_m / 4})) {
+    // Warps right above M_HI (the innermost thread dim but the lanes), whole warpgroups, or no WGMMA. Where A is
+    // M-major, a warpgroup's 4 warps, then the warpgroups as a dim of their own outside it: the 128-byte swizzle
+    // gives each warpgroup's 64 rows an atom (codegen/staging.h). (H100 x.T @ w 4096: 354-358 -> 636-637 TFLOPS;
+    // elsewhere one dim of 8 warps: a 3x3 conv measured 91-94 split against 93-96.)
+    const bool m_major_a = last_view_stride(tc_->a, dim_of(TcRole::LANE_G)) == 1;
+    if (m_major_a ? tile.threads_m % 4 == 0 && apply(OptOps::LOCAL, m(), {4})
+                  : apply(OptOps::LOCAL, m(), {tile.threads_m, 4})) {
+      if (m_major_a && apply(OptOps::LOCAL, m(), {tile.threads_m / 4})) {
         std::vector<int> warps;  // the two LOCAL dims, the warpgroups' last (a new LOCAL goes inside the others)
         for (size_t d = 0; d < full_shape_.size(); d++)
           if (kinds_[d] == AxisKind::LOCAL && roles_[d] == TcRole::NONE) warps.push_back(int(d));
