@@ -416,7 +416,7 @@ class Verifier {
     } catch (const Error& e) {
       fail(pos, e.what());
     }
-    if (size_t(arg.itemsize) != u.dtype.scalar_type().itemsize())
+    if (arg.itemsize != int64_t(u.dtype.scalar_type().itemsize()))
       fail(pos, "maps " + std::to_string(arg.itemsize) + "-byte elements of a " + u.dtype.repr() + " buffer");
     if (!tensor_maps_.emplace(arg.number, pos).second) fail(pos, "repeats tensor map " + std::to_string(arg.number));
   }
