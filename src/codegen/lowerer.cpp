@@ -513,7 +513,8 @@ UOpPtr Lowerer::lower_store(const UOpPtr& u) {
   };
   std::vector<UOpPtr> stores;
   // (a tensor core's output pairs as half2/float2: H100 fp16 4096^3 550 -> 624-632 TFLOPS, bf16 538-543 -> 643-647)
-  const AccessRun run = distinct_addresses(idx, mask) ? access_run(Ops::STORE, idx, valid, mask, dt) : AccessRun{};
+  AccessRun run = access_run(Ops::STORE, idx, valid, mask, dt);
+  if (run.width > 1 && !distinct_addresses(idx, mask)) run = AccessRun{};
   std::unordered_set<int64_t> run_done;  // runs (by the key of their first combination) stored as one vector
   for (int64_t k = 0; k < count(mask); k++) {
     Combo cb = decode(mask, k);

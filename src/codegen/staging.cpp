@@ -37,6 +37,15 @@ bool copies_whole_runs(const ShapeTracker& st, int64_t vec) {
 
 }  // namespace
 
+UOpPtr Staging::thread_id(const StagingInput& in) {
+  const DType idt = in.reduce_range->dtype;
+  const Shape& fs = in.k.full_shape();
+  UOpPtr tid = ci(0, idt);
+  for (size_t d = 0; d < fs.size(); d++)
+    if (in.k.kinds()[d] == AxisKind::LOCAL) tid = tid * ci(fs[d], idt) + in.dims[d];
+  return tid;
+}
+
 UOpPtr Staging::at_step(const UOpPtr& x, const UOpPtr& r, const UOpPtr& step) {
   if (x == r) return step;
   return substitute(x, [&](const UOp* u) -> UOpPtr { return u == r.get() ? step : nullptr; });
@@ -255,9 +264,8 @@ std::optional<std::pair<Staging::Layout, WgmmaOperand>> Staging::swizzled_mn_lay
   const Shape& fs = k.full_shape();
   auto stride = [&](int d) { return fs[size_t(d)] == 1 ? 0 : v.strides[size_t(d)]; };
   size_t in_row = 0;  // the first dims along M (N) make the 64-element row, the others step between atoms
-  for (int64_t n = 1; n < 64 && in_row < mn_dims.size();) n *= fs[size_t(mn_dims[in_row++])];
   int64_t row_size = 1;
-  for (size_t i = 0; i < in_row; i++) row_size *= fs[size_t(mn_dims[i])];
+  while (row_size < 64 && in_row < mn_dims.size()) row_size *= fs[size_t(mn_dims[in_row++])];
   if (row_size != 64) return std::nullopt;
   std::vector<int> row(mn_dims.begin(), mn_dims.begin() + int64_t(in_row)), rows{k.dim_of(TcRole::K_LO), k.dim_of(TcRole::LANE_T)};
   std::vector<int> kgroups{k.dim_of(TcRole::K_HI)}, atoms(mn_dims.begin() + int64_t(in_row), mn_dims.end()), rest;
@@ -429,9 +437,7 @@ std::vector<UOpPtr> Staging::copies(const StagingInput& in, size_t op, const UOp
   const int64_t vec = vec_[op];
   const DType idt = in.reduce_range->dtype;
   const Shape& fs = k.full_shape();
-  UOpPtr tid = ci(0, idt);
-  for (size_t d = 0; d < fs.size(); d++)
-    if (k.kinds()[d] == AxisKind::LOCAL) tid = tid * ci(fs[d], idt) + in.dims[d];
+  const UOpPtr tid = thread_id(in);
   const int64_t threads = k.local_size();
   std::vector<UOpPtr> out;
   for (int64_t c = 0; c < L.box / (vec * threads); c++) {

@@ -129,6 +129,8 @@ class Staging {
   UOpPtr tma_copies(const StagingInput& in, const UOpPtr& slot, const UOpPtr& step, const UOpPtr& gate,
                     const UOpPtr& after) const;
   bool plan_wgmma(const Kernel& k);
+  // the thread's id in its workgroup (the LOCAL dims, the first one outermost)
+  static UOpPtr thread_id(const StagingInput& in);
   // x with the reduce loop `r` replaced by `step` (a copy's step)
   static UOpPtr at_step(const UOpPtr& x, const UOpPtr& r, const UOpPtr& step);
   // The steps of plan: each operand's layout in shared memory; the ring's stages and buffers (false: it does not

@@ -98,11 +98,7 @@ bool Staging::plan_tma(const StagingInput& in) {
   tma_ = std::move(ops);
   const DType idt = in.reduce_range->dtype;
   bars_ = UOp::make(Ops::DEFINE_LOCAL, dtypes::uint64.pointer(true), {}, NamedRange{"tma_bar", 0, stages_ - 1});
-  UOpPtr tid = ci(0, idt);
-  const Shape& fs = k.full_shape();
-  for (size_t d = 0; d < fs.size(); d++)
-    if (k.kinds()[d] == AxisKind::LOCAL) tid = tid * ci(fs[d], idt) + in.dims[d];
-  leader_ = simplify(lt(tid, ci(1, idt)));
+  leader_ = simplify(lt(thread_id(in), ci(1, idt)));
   return true;
 }
 

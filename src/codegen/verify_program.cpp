@@ -40,6 +40,9 @@ class Verifier {
                        (spec_.uops[size_t(opener)]->op == Ops::RANGE ? "ENDRANGE" : "ENDIF") + ")");
     }
     launch();
+    for (int64_t n = 0; n < int64_t(tensor_maps_.size()); n++)  // kernel parameters, in this order
+      if (!tensor_maps_.count(n)) fail_launch("has no tensor map numbered " + std::to_string(n) + " (expected 0 .. " +
+                                              std::to_string(tensor_maps_.size() - 1) + ")");
   }
 
  private:

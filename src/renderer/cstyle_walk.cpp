@@ -331,8 +331,7 @@ void CStyleWalk::tensor_map(size_t i, const UOp& u) {
   const auto* arg = std::get_if<std::vector<int64_t>>(&u.arg);
   if (!arg || arg->empty()) throw Error(where(i) + ": TENSOR_MAP needs a TensorMapArg, has " + u.arg_repr());
   r_[i] = "tmap" + std::to_string(arg->front());
-  if (!tensor_maps_.emplace(arg->front(), Param{r_[i], u.dtype, false, false, true}).second)
-    throw Error(where(i) + ": two tensor maps numbered " + std::to_string(arg->front()));
+  tensor_maps_[arg->front()] = Param{r_[i], u.dtype, false, false, true};  // (verify_program: numbered 0 .. n-1)
 }
 
 void CStyleWalk::bulk_copy(size_t i, const UOp& u) {
@@ -428,11 +427,7 @@ std::string CStyleWalk::finish() {
       throw Error("render " + name_ + ": no buffer at parameter position " + std::to_string(k));
   std::vector<Param> params = bufs_;
   params.insert(params.end(), vars_.begin(), vars_.end());
-  for (auto& [number, p] : tensor_maps_) {
-    if (number != int64_t(params.size() - bufs_.size() - vars_.size()))
-      throw Error("render " + name_ + ": no tensor map numbered " + std::to_string(params.size() - bufs_.size() - vars_.size()));
-    params.push_back(p);
-  }
+  for (auto& entry : tensor_maps_) params.push_back(entry.second);
   params.insert(params.end(), specials_.begin(), specials_.end());
   return ren_.prefix(pre_) + ren_.kernel_signature(name_, params, pre_) + " {\n" + body_ + "}\n" +
          ren_.epilogue(name_, params);

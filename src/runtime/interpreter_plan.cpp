@@ -133,42 +133,50 @@ class PlanBuilder {
         in.buf = buf_of(u.src[0]);
         in.dtype = u.op == Ops::LOAD ? u.dtype : u.src[2]->dtype;
         break;
+      case Ops::CP_ASYNC:
+      case Ops::LDMATRIX:
+      case Ops::TMA_LOAD:
+      case Ops::MBAR_INIT:
+      case Ops::MBAR_EXPECT:
+      case Ops::MBAR_WAIT:
+      case Ops::WGMMA:
+        return decode_shared(u, in);
+      default:
+        if (is_alu(u.op) || u.op == Ops::CAST || u.op == Ops::BITCAST)
+          in.src_dtype = u.src[u.op == Ops::WHERE ? 1 : 0]->dtype;  // WHERE's first source is the bool condition
+        break;
+    }
+  }
+
+  // The ops whose first source is a shared buffer (the staging's copies and barriers, the warp-wide reads): that
+  // buffer and its element dtype, and what else each needs.
+  void decode_shared(const UOp& u, Instr& in) {
+    in.buf = buf_of(u.src[0]);
+    in.dtype = local_dtype(in.buf);
+    switch (u.op) {
       case Ops::CP_ASYNC:  // (dst local, dst idx, src global, src idx, gate, valid, after...)
-        in.buf = buf_of(u.src[0]);
         in.aux = buf_of(u.src[2]);
         in.count = int32_t(u.get<int64_t>());
-        in.dtype = local_dtype(in.buf);
         break;
       case Ops::LDMATRIX: {  // (local, row idx, after...)
         const LdmatrixArg arg = LdmatrixArg::unpack(u.get<int64_t>());
-        in.buf = buf_of(u.src[0]);
-        in.dtype = local_dtype(in.buf);
         in.count = arg.count;
         in.trans = arg.trans;
         break;
       }
       case Ops::TMA_LOAD:  // (dst local, dst idx, TENSOR_MAP, col, row, bar local, bar idx, gate, after...)
-        in.buf = buf_of(u.src[0]);
         in.aux = buf_of(u.src[2]->src[0]);
-        in.dtype = local_dtype(in.buf);
         in.count = int32_t(p_.tma_loads.size());
         p_.tma_loads.push_back({TensorMapArg::of(*u.src[2]), buf_of(u.src[5])});
         break;
-      case Ops::MBAR_INIT:  // (bar local, idx, gate or parity, after...)
-      case Ops::MBAR_EXPECT:
-      case Ops::MBAR_WAIT:
-        in.buf = buf_of(u.src[0]);
-        in.dtype = local_dtype(in.buf);
-        in.count = u.op == Ops::MBAR_WAIT ? 0 : int32_t(u.get<int64_t>());
+      case Ops::MBAR_INIT:  // (bar local, idx, gate, after...): its thread count
+      case Ops::MBAR_EXPECT:  // (bar local, idx, gate, after...): its bytes
+        in.count = int32_t(u.get<int64_t>());
         break;
       case Ops::WGMMA:  // (A's DEFINE_LOCAL, A idx, B's DEFINE_LOCAL, B idx, after, C's lanes)
-        in.buf = buf_of(u.src[0]);
         in.aux = buf_of(u.src[2]);
-        in.dtype = local_dtype(in.buf);
         break;
-      default:
-        if (is_alu(u.op) || u.op == Ops::CAST || u.op == Ops::BITCAST)
-          in.src_dtype = u.src[u.op == Ops::WHERE ? 1 : 0]->dtype;  // WHERE's first source is the bool condition
+      default:  // MBAR_WAIT (bar local, idx, parity, after...)
         break;
     }
   }

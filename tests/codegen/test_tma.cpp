@@ -234,6 +234,10 @@ TEST(TmaCopies, VerifierChecksTheNodes) {
   for (auto& u : s.uops)
     if (u->op == Ops::MBAR_INIT) u = UOp::make(Ops::MBAR_INIT, dtypes::void_, {fbars, p.zero, p.yes}, int64_t(1));
   EXPECT_TRUE(has(error_of(s), "barriers in a DEFINE_LOCAL of uint64"));
+  // tensor maps are kernel parameters numbered 0 .. n-1
+  TmaProgram numbered1;
+  numbered1.map = UOp::make(Ops::TENSOR_MAP, p.in->dtype, {p.in}, TensorMapArg{1, 4, 32, 3, 4}.pack());
+  EXPECT_TRUE(has(error_of(numbered1.spec(true, 0)), "has no tensor map numbered 0")) << error_of(numbered1.spec(true, 0));
   // a map whose rows are not whole 128-byte box rows
   EXPECT_THROW(TensorMapArg::unpack({0, 4, 48, 3, 4}), Error);
   EXPECT_THROW(TensorMapArg::unpack({0, 2, 64, 3, 257}), Error);
