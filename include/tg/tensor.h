@@ -193,6 +193,9 @@ class Tensor {
   Tensor sum() const;
   Tensor sum(int64_t axis, bool keepdim = false) const;
   Tensor sum(const std::vector<int64_t>& axes, bool keepdim = false) const;
+  // tinygrad's sum(dtype=): accumulate in `dtype` and return it (a float16 sum in float16 is fp16 accumulation,
+  // a tensor core's where the kernel is a matmul); without it sums accumulate in at least float32 / int32.
+  Tensor sum(const std::vector<int64_t>& axes, bool keepdim, DType dtype) const;
   Tensor max() const;
   Tensor max(int64_t axis, bool keepdim = false) const;
   Tensor max(const std::vector<int64_t>& axes, bool keepdim = false) const;
@@ -206,6 +209,9 @@ class Tensor {
   // ---- linear algebra ----
   Tensor dot(const Tensor& w) const;
   Tensor matmul(const Tensor& w) const { return dot(w); }
+  // tinygrad's dot/matmul(dtype=): the products summed in `dtype`, the result in it (float16: fp16 accumulation)
+  Tensor dot(const Tensor& w, DType dtype) const;
+  Tensor matmul(const Tensor& w, DType dtype) const { return dot(w, dtype); }
 
   // ---- random (src/tensor/random.cpp): counter-based threefry, the same numbers on every device ----
   static void manual_seed(uint64_t seed);
@@ -427,6 +433,7 @@ class Tensor {
   std::shared_ptr<Data> d_;
   Tensor(const void* data, DType dtype, int64_t count, Shape shape, TensorOptions opts);
   Tensor reduce(const char* name, int op, const std::vector<int64_t>& axes, bool keepdim) const;
+  Tensor dot_as(const Tensor& w, std::optional<DType> acc) const;  // dot, summing in acc where given
   void copy_out(DType as, void* out, size_t bytes) const;
   void check_item() const;
 };

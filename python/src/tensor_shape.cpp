@@ -289,6 +289,15 @@ void bind_tensor_shape(nb::class_<Tensor>& c) {
       },                                                                              \
       nb::arg("axis").none() = nb::none(), nb::arg("keepdim") = false);
   TG_REDUCE(sum)
+  // sum(dtype=): accumulate in dtype (tinygrad_cpp/tensor.py routes to it)
+  c.def(
+      "_sum_as",
+      [](const Tensor& t, nb::handle axis, bool keepdim, nb::handle dtype) {
+        std::optional<Ints> ax = axes_arg(axis);
+        const tg::DType dt = *dtype_arg(dtype);
+        return t.sum(ax ? *ax : every_axis(t), keepdim, dt);
+      },
+      nb::arg("axis").none(), nb::arg("keepdim"), nb::arg("dtype"));
   TG_REDUCE(max)
   TG_REDUCE(min)
   TG_REDUCE(mean)
@@ -325,11 +334,21 @@ void bind_tensor_shape(nb::class_<Tensor>& c) {
               .def("topk", &Tensor::topk, nb::arg("k"), nb::arg("dim") = -1, nb::arg("largest") = true,
                    nb::arg("sorted_") = true)
               .def("sort", &Tensor::sort, nb::arg("dim") = -1, nb::arg("descending") = false)
-              .def("dot", &Tensor::dot, nb::arg("w"))
+              .def(
+                  "dot",
+                  [](const Tensor& t, const Tensor& w, nb::handle dtype) {
+                    std::optional<tg::DType> dt = dtype_arg(dtype);
+                    return dt ? t.dot(w, *dt) : t.dot(w);
+                  },
+                  nb::arg("w"), nb::arg("dtype").none() = nb::none())
               .def(
                   "matmul",
-                  [](const Tensor& t, const Tensor& x, bool reverse) { return reverse ? x.dot(t) : t.dot(x); },
-                  nb::arg("x"), nb::arg("reverse") = false);
+                  [](const Tensor& t, const Tensor& x, bool reverse, nb::handle dtype) {
+                    const Tensor &a = reverse ? x : t, &b = reverse ? t : x;
+                    std::optional<tg::DType> dt = dtype_arg(dtype);
+                    return dt ? a.dot(b, *dt) : a.dot(b);
+                  },
+                  nb::arg("x"), nb::arg("reverse") = false, nb::arg("dtype").none() = nb::none());
 }
 
 }  // namespace tgpy

@@ -146,13 +146,15 @@ def _bshape(*shapes):
   return tuple(np.broadcast_shapes(*shapes))
 
 for _n in ("sum", "prod"):
-  def _make(impl):
+  def _make(impl, name):
     def reduce(self, axis=None, keepdim: bool = False, dtype=None):
       if isinstance(dtype, str): dtype = getattr(dtypes, dtype)  # AttributeError for an unknown name, as tinygrad
-      return impl(self if dtype is None else self.cast(dtype), axis, keepdim)
+      if dtype is None: return impl(self, axis, keepdim)
+      # a sum accumulates in the dtype asked for (tinygrad: cast, then reduce); prod casts first
+      return self._sum_as(axis, keepdim, dtype) if name == "sum" else impl(self.cast(dtype), axis, keepdim)
     reduce.__name__, reduce.__doc__ = impl.__name__, impl.__doc__
     return reduce
-  setattr(Tensor, _n, _make(getattr(Tensor, _n)))
+  setattr(Tensor, _n, _make(getattr(Tensor, _n), _n))
 
 @_method
 def isfinite(self): return (self.isinf() | self.isnan()).logical_not()

@@ -174,8 +174,8 @@ std::string CUDARenderer::render_vectorize(DType dt, const std::vector<std::stri
   return s + ")";
 }
 
-// mma.sync m16n8k16 with float32 accumulation (renderer/tensor_core.h has the register layout): the 16-bit
-// registers go in pairs, the lower index in the low half, as 32-bit registers; a pair an LDMATRIX loaded is
+// mma.sync m16n8k16 with float32 (or float16) accumulation (renderer/tensor_core.h has the register layout): the
+// 16-bit registers go in pairs, the lower index in the low half, as 32-bit registers; a pair an LDMATRIX loaded is
 // passed as the register it is.
 std::string CUDARenderer::render_wmma(const UOp& u, const std::vector<std::string>& a, const std::vector<bool>& raw,
                                      const std::vector<std::string>& packed, Prelude& pre) const {
@@ -193,6 +193,15 @@ std::string CUDARenderer::render_wmma(const UOp& u, const std::vector<std::strin
            "(lo, hi); return *reinterpret_cast<unsigned*>(&v); }";
   });
   pre.need(name, [&] {
+    if (tc->acc == dtypes::float16)  // C and D as two registers of half pairs
+      return "__device__ inline tg_half4 " + name +
+             "(unsigned a0, unsigned a1, unsigned a2, unsigned a3, unsigned b0, unsigned b1, float c0, float c1, float c2, "
+             "float c3) {\n"
+             "  unsigned d01 = tg_pack_f16(__float2half_rn(c0), __float2half_rn(c1)), d23 = "
+             "tg_pack_f16(__float2half_rn(c2), __float2half_rn(c3));\n"
+             "  asm(\"mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%0, %1};\"\n"
+             "      : \"+r\"(d01), \"+r\"(d23) : \"r\"(a0), \"r\"(a1), \"r\"(a2), \"r\"(a3), \"r\"(b0), \"r\"(b1));\n"
+             "  tg_half4 d;\n  memcpy(&d.v[0], &d01, 4);\n  memcpy(&d.v[2], &d23, 4);\n  return d;\n}";
     return "__device__ inline float4 " + name +
            "(unsigned a0, unsigned a1, unsigned a2, unsigned a3, unsigned b0, unsigned b1, float c0, float c1, float c2, "
            "float c3) {\n"

@@ -1,6 +1,7 @@
 #include "renderer/tensor_core.h"
 
 #include "tg/error.h"
+#include "uop/exec_alu.h"
 
 namespace tg {
 
@@ -11,7 +12,8 @@ std::string TensorCore::name() const {
 
 const std::vector<TensorCore>& cuda_tensor_cores() {
   static const std::vector<TensorCore> tcs{{16, 8, 16, dtypes::float16, dtypes::float32},
-                                           {16, 8, 16, dtypes::bfloat16, dtypes::float32}};
+                                           {16, 8, 16, dtypes::bfloat16, dtypes::float32},
+                                           {16, 8, 16, dtypes::float16, dtypes::float16}};
   return tcs;
 }
 
@@ -61,7 +63,7 @@ void emulate_wgmma(const std::vector<double>& a, const std::vector<double>& b, s
 
 std::vector<std::vector<double>> emulate_mma(const std::vector<std::vector<double>>& a,
                                              const std::vector<std::vector<double>>& b,
-                                             const std::vector<std::vector<double>>& c) {
+                                             const std::vector<std::vector<double>>& c, DType acc_dtype) {
   const TensorCore shape{16, 8, 16, dtypes::float16, dtypes::float32};
   if (a.size() != TensorCore::kLanes || b.size() != TensorCore::kLanes || c.size() != TensorCore::kLanes)
     throw Error("emulate_mma: needs the registers of 32 lanes");
@@ -90,7 +92,7 @@ std::vector<std::vector<double>> emulate_mma(const std::vector<std::vector<doubl
       auto [r, col] = TensorCore::c_elem(l, i);
       float acc = float(C[size_t(r)][size_t(col)]);
       for (int kk = 0; kk < shape.k; kk++) acc = float(double(acc) + A[size_t(r)][size_t(kk)] * B[size_t(kk)][size_t(col)]);
-      d[size_t(l)][size_t(i)] = acc;
+      d[size_t(l)][size_t(i)] = truncate_num(Num{0, double(acc)}, acc_dtype).f;
     }
   return d;
 }

@@ -6,7 +6,8 @@
 // and the interpreter emulates the op with it (so CI runs tensor-core kernels without a GPU).
 //
 // The one shape here is PTX's mma.sync.aligned.m16n8k16.row.col with float32 accumulation, for float16 and
-// bfloat16 inputs. Lane l = 4 * g + t (g = l / 4 the "group", t = l % 4):
+// bfloat16 inputs, and float16 accumulation for float16 (a sum asked for in float16, Tensor::sum(.., dtype)).
+// Lane l = 4 * g + t (g = l / 4 the "group", t = l % 4):
 //   A (16 x 16): register i holds row g + 8 * ((i / 2) % 2), col 2 * t + i % 2 + 8 * (i / 4)   (8 registers)
 //   B (16 x 8):  register i holds row 2 * t + i % 2 + 8 * (i / 2), col g                       (4 registers)
 //   C, D (16 x 8): register i holds row g + 8 * (i / 2), col 2 * t + i % 2                    (4 registers)
@@ -23,7 +24,7 @@ namespace tg {
 struct TensorCore {
   int m = 16, n = 8, k = 16;
   DType in;   // A and B: float16 or bfloat16
-  DType acc;  // C and D: float32
+  DType acc;  // C and D: float32, or float16 for float16 inputs
   static constexpr int kLanes = 32, kA = 8, kB = 4, kC = 4;  // lanes of a warp, registers per lane
 
   // (row, col) of the element a lane holds in register i.
@@ -78,18 +79,19 @@ struct WgmmaArg {
   bool operator==(const WgmmaArg&) const = default;
 };
 
-// The tensor cores of NVIDIA GPUs from sm_80 on (Ampere, Hopper): fp16 and bf16 in, fp32 accumulation.
+// The tensor cores of NVIDIA GPUs from sm_80 on (Ampere, Hopper): fp16 and bf16 in, fp32 accumulation; fp16 in,
+// fp16 accumulation.
 const std::vector<TensorCore>& cuda_tensor_cores();
 
 // One warp's multiply-accumulate as the hardware computes it, from the lanes' registers: a[lane][i] (kA per
 // lane), b[lane][i] (kB), c[lane][i] (kC), all as doubles holding the exact input values; returns d[lane][i]
-// in float32 (products are exact, sums in float32 in k order).
+// in the accumulator dtype (products are exact, sums in float32 in k order, a float16 D rounded once at the end).
 // One warpgroup's WGMMA: d (64 x n, row-major) = a (64 x 16) · b (16 x n) + d, products exact, sums in float32
 // in k order (as emulate_mma).
 void emulate_wgmma(const std::vector<double>& a, const std::vector<double>& b, std::vector<double>& d, int n);
 
 std::vector<std::vector<double>> emulate_mma(const std::vector<std::vector<double>>& a,
                                              const std::vector<std::vector<double>>& b,
-                                             const std::vector<std::vector<double>>& c);
+                                             const std::vector<std::vector<double>>& c, DType acc = dtypes::float32);
 
 }  // namespace tg

@@ -152,7 +152,7 @@ class Executor {
         for (size_t k = 0; k < na + nb + nc; k++)
           (k < na ? a : k < na + nb ? b : c)[l].push_back(v[size_t(in.wide[k])].f);
       }
-      std::vector<std::vector<double>> d = emulate_mma(a, b, c);
+      std::vector<std::vector<double>> d = emulate_mma(a, b, c, p_.uops[pc]->dtype.scalar_type());
       for (size_t l = 0; l < size_t(lanes); l++)
         for (size_t i = 0; i < nc; i++) group[w + l].vals[size_t(in.out) + i] = Num{0, d[l][i]};
     }

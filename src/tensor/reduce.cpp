@@ -69,6 +69,9 @@ Tensor Tensor::sum(const std::vector<int64_t>& axes, bool keepdim) const {
   // Half-precision sums come back in their own dtype; ints and bools stay in the wider accumulator.
   return dtype().is_float() ? r.cast(dtype()) : r;
 }
+Tensor Tensor::sum(const std::vector<int64_t>& axes, bool keepdim, DType dtype) const {
+  return cast(dtype).reduce("sum", int(Ops::ADD), axes, keepdim);
+}
 
 Tensor Tensor::max() const { return max(all_axes(*this)); }
 Tensor Tensor::max(int64_t axis, bool keepdim) const { return max(std::vector<int64_t>{axis}, keepdim); }
@@ -93,7 +96,10 @@ Tensor Tensor::mean(const std::vector<int64_t>& axes, bool keepdim) const {
   return r.cast(ft);
 }
 
-Tensor Tensor::dot(const Tensor& w) const {
+Tensor Tensor::dot(const Tensor& w) const { return dot_as(w, std::nullopt); }
+Tensor Tensor::dot(const Tensor& w, DType dtype) const { return dot_as(w, dtype); }
+
+Tensor Tensor::dot_as(const Tensor& w, std::optional<DType> acc) const {
   Shape a = shape(), b = w.shape();
   size_t n1 = a.size(), n2 = b.size();
   if (n1 == 0 || n2 == 0)
@@ -102,7 +108,8 @@ Tensor Tensor::dot(const Tensor& w) const {
   if (a[n1 - 1] != k2)
     throw Error("matmul: cannot multiply " + fmt_shape(a) + " and " + fmt_shape(b) + " (" +
                 std::to_string(a[n1 - 1]) + " != " + std::to_string(k2) + ")");
-  if (auto packed = cpu_packed_dot(*this, w)) return *packed;
+  if (!acc || *acc == dtypes::float32)
+    if (auto packed = cpu_packed_dot(*this, w)) return packed->cast(acc.value_or(packed->dtype()));
   // x: (..., n, 1, k)   w: (..., 1, k, m) -> transposed to (..., 1, m, k); multiply and sum over k.
   size_t ones = std::min({n1 - 1, n2 - 1, size_t(1)});
   Shape xs(a.begin(), a.end() - 1);
@@ -115,6 +122,7 @@ Tensor Tensor::dot(const Tensor& w) const {
   Tensor x = reshape(xs);
   Tensor wt = w.reshape(ws).transpose(-1, -int64_t(tail));
   Tensor prod = x * wt;
+  if (acc) return prod.sum({-1}, false, *acc);
   DType out = dtypes::promote(dtype(), w.dtype());
   return prod.sum(-1).cast(out);
 }

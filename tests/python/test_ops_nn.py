@@ -20,6 +20,20 @@ def test_matmul_scalar_forms():
   np.testing.assert_allclose((Tensor(a) @ Tensor.ones(3, 4)).numpy(), a @ np.ones((3, 4), np.float32))
 
 
+def test_matmul_and_sum_accumulate_in_the_dtype_asked_for():
+  # tinygrad's dtype=: the sum runs in that dtype (float16: 2048 + 1 rounds back to 2048 at every step)
+  x = Tensor([2048.0, 1, 1, 1, 1]).half()
+  assert x.sum().item() == 2052 and x.sum(dtype="float32").dtype == dtypes.float32
+  assert x.sum(dtype=dtypes.half).item() == 2048 and x.sum(dtype=dtypes.half).dtype == dtypes.half
+  assert Tensor([100, 100], dtype=dtypes.int8).sum(dtype=dtypes.int8).item() == -56
+  a, b = np.arange(12, dtype=np.float32).reshape(3, 4), np.arange(8, dtype=np.float32).reshape(4, 2)
+  for f in (lambda x, y: x.matmul(y, dtype=dtypes.half), lambda x, y: x.dot(y, dtype=dtypes.half),
+            lambda x, y: y.matmul(x, reverse=True, dtype=dtypes.half)):
+    r = f(Tensor(a).half(), Tensor(b).half())
+    assert r.dtype == dtypes.half
+    np.testing.assert_array_equal(r.numpy(), (a @ b).astype(np.float16))
+
+
 def test_linear_einsum():
   helper_test_op([(4, 5), (5, 3), (3,)], lambda x, w, b: x @ w + b, lambda x, w, b: x.linear(w, b), atol=1e-4)
   helper_test_op([(4, 5), (5,)], lambda x, w: x * w, lambda x, w: x.linear(w), atol=1e-5)

@@ -161,7 +161,8 @@ bool Kernel::tensor_core_opts(const std::function<bool(const Opt&)>& try_opt) {
   // wgmma reads its operands from shared memory: only where both can be staged in 16-byte units (a strided last
   // view; the views below it, a pad's mask say, keep such units whole: codegen/staging.h)
   auto stageable = [&](size_t i) { return sts_[i].lower_views_keep_runs(8); };
-  if (renderer_.wgmma() && stageable(tc_->a) && stageable(tc_->b)) {
+  // (float16 accumulation, a float16 sum, takes mma.sync: the WGMMA lowering keeps float32 lanes)
+  if (renderer_.wgmma() && tc_->tc.acc == dtypes::float32 && stageable(tc_->a) && stageable(tc_->b)) {
     int64_t outputs = 1;  // (the tensor core's lane and register dims included)
     for (size_t d = 0; d < full_shape_.size(); d++)
       if (kinds_[d] == AxisKind::LOOP || kinds_[d] == AxisKind::LOCAL || kinds_[d] == AxisKind::UPCAST)

@@ -1,0 +1,105 @@
+// Tensor cores at other precisions than fp16/bf16 in, fp32 accumulated (renderer/tensor_core.h): fp16
+// accumulation where a matmul is asked to sum in float16 (tinygrad's matmul(w, dtype=)), and tf32 for float32
+// inputs behind ALLOW_TF32=1. Which kernels take them, the CUDA source they give, and their values: the values
+// run on the default device, so the op suite runs them again on the interpreter emulating CUDA (CI) and on a GPU.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "codegen/kernel.h"
+#include "renderer/cuda.h"
+#include "tg/context.h"
+#include "tg/tg.h"
+#include "../common/kernel_source.h"
+#include "../common/random_data.h"
+
+using tg::OptOps;
+using tg::Tensor;
+using tgtest::has;
+using tgtest::last_ast;
+using tgtest::render;
+using tgtest::small_ints;
+namespace dt = tg::dtypes;
+
+namespace {
+
+std::vector<double> matmul_ref(const std::vector<float>& a, const std::vector<float>& b, int64_t m, int64_t k,
+                               int64_t n) {
+  std::vector<double> c(size_t(m * n), 0.0);
+  for (int64_t i = 0; i < m; i++)
+    for (int64_t j = 0; j < n; j++)
+      for (int64_t l = 0; l < k; l++) c[size_t(i * n + j)] += double(a[size_t(i * k + l)]) * b[size_t(l * n + j)];
+  return c;
+}
+
+}  // namespace
+
+// A float16 sum of float16 products takes the tensor core with a float16 accumulator, mma.sync also on Hopper
+// (the WGMMA lowering keeps float32 lanes); the default float32 accumulation keeps its own.
+TEST(TcPrecision, HalfAccumulationSource) {
+  for (const char* arch : {"sm_80", "sm_90"}) {
+    tg::CUDARenderer cuda(arch);
+    Tensor a = Tensor::empty({128, 64}, {.dtype = dt::float16}), b = Tensor::empty({64, 128}, {.dtype = dt::float16});
+    Tensor c = a.matmul(b, dt::float16);
+    EXPECT_EQ(c.dtype(), dt::float16);
+    tg::Kernel k(last_ast(c), cuda);
+    k.hand_coded_optimizations();
+    ASSERT_TRUE(k.tensor_core().has_value()) << arch;
+    EXPECT_EQ(k.tensor_core()->tc.acc, dt::float16) << arch;
+    const std::string src = render(k, cuda);
+    EXPECT_TRUE(has(src, "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16")) << arch << "\n" << src;
+    EXPECT_FALSE(has(src, "wgmma")) << arch << "\n" << src;
+    tg::Kernel f32(last_ast(a.matmul(b)), cuda);
+    f32.hand_coded_optimizations();
+    ASSERT_TRUE(f32.tensor_core().has_value());
+    EXPECT_EQ(f32.tensor_core()->tc.acc, dt::float32) << "a plain half matmul accumulates in float32";
+  }
+  // bfloat16 has no bfloat16 accumulator: the sum is not a tensor core's
+  tg::CUDARenderer cuda;
+  Tensor a = Tensor::empty({64, 32}, {.dtype = dt::bfloat16}), b = Tensor::empty({32, 64}, {.dtype = dt::bfloat16});
+  tg::Kernel k(last_ast(a.matmul(b, dt::bfloat16)), cuda);
+  EXPECT_THROW(k.apply_opt({OptOps::TC, 0, 0}), tg::KernelOptError);
+}
+
+// Values on small integers (every product and partial sum exact in float16), shapes that need masks and several
+// K steps; and a batch.
+TEST(TcPrecision, HalfAccumulationValues) {
+  struct Case {
+    int64_t batch, m, k, n;
+  };
+  for (Case c : {Case{1, 16, 16, 8}, Case{1, 64, 128, 64}, Case{1, 48, 32, 40}, Case{2, 32, 48, 24}, Case{1, 20, 64, 8}}) {
+    const std::string what = std::to_string(c.batch) + "x" + std::to_string(c.m) + "x" + std::to_string(c.k) + "x" +
+                             std::to_string(c.n);
+    std::vector<float> av = small_ints(size_t(c.batch * c.m * c.k), 3), bv = small_ints(size_t(c.batch * c.k * c.n), 4);
+    Tensor a = Tensor(av, {c.batch, c.m, c.k}).half(), b = Tensor(bv, {c.batch, c.k, c.n}).half();
+    Tensor out = a.matmul(b, dt::float16);
+    ASSERT_EQ(out.dtype(), dt::float16);
+    std::vector<float> got = out.cast(dt::float32).tolist<float>();
+    ASSERT_EQ(got.size(), size_t(c.batch * c.m * c.n));
+    for (int64_t z = 0; z < c.batch; z++) {
+      std::vector<float> az(av.begin() + z * c.m * c.k, av.begin() + (z + 1) * c.m * c.k);
+      std::vector<float> bz(bv.begin() + z * c.k * c.n, bv.begin() + (z + 1) * c.k * c.n);
+      std::vector<double> want = matmul_ref(az, bz, c.m, c.k, c.n);
+      for (size_t i = 0; i < want.size(); i++)
+        ASSERT_EQ(got[size_t(z * c.m * c.n) + i], want[i]) << what << " at " << i;
+    }
+  }
+}
+
+// sum(dtype=) accumulates in that dtype, as tinygrad: a float16 sum of 2048 and ones stays 2048 (2049 is not a
+// float16, the tie rounds to even) where the default float32 accumulator reaches 2052; an int8 sum wraps.
+TEST(TcPrecision, SumAccumulatesInTheDtypeAskedFor) {
+  Tensor x = Tensor(std::vector<float>{2048, 1, 1, 1, 1}, {5}).half();
+  EXPECT_EQ(x.sum().item<float>(), 2052.0f);
+  Tensor h = x.sum({0}, false, dt::float16);
+  EXPECT_EQ(h.dtype(), dt::float16);
+  EXPECT_EQ(h.item<float>(), 2048.0f);
+  EXPECT_EQ(x.sum({0}, false, dt::float32).dtype(), dt::float32);
+  Tensor i8 = Tensor(std::vector<float>{100, 100}, {2}).cast(dt::int8);
+  EXPECT_EQ(i8.sum().item<int>(), 200);
+  EXPECT_EQ(i8.sum({0}, false, dt::int8).item<int>(), -56);
+  // keepdim and several axes
+  Tensor m = Tensor(small_ints(24, 5), {2, 3, 4}).half();
+  EXPECT_EQ(m.sum({0, 2}, true, dt::float16).shape(), (tg::Shape{1, 3, 1}));
+  EXPECT_THROW(m.sum({3}, false, dt::float16), tg::Error);
+}
