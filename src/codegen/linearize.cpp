@@ -123,7 +123,7 @@ class Linearizer {
   // the chain's first op gets the accumulators as C. Every intermediate lane must feed only the next op of the
   // chain.
   static bool is_mma(const UOp* u) { return u && (u->op == Ops::WMMA || u->op == Ops::WGMMA); }
-  static size_t c_start(const UOp* u) { return u->op == Ops::WMMA ? size_t(TensorCore::kA + TensorCore::kB) : 5; }
+  static size_t c_start(const UOp* u) { return u->op == Ops::WMMA ? u->src.size() - size_t(TensorCore::kC) : 5; }
 
   void fold_wmma_chains(int gi, const std::vector<UOpPtr>& accs) {
     const Group& g = groups_[size_t(gi)];

@@ -37,13 +37,14 @@ UOpPtr Lowerer::lower_tc_reduce(const UOpPtr& u) {
   if (!tc_regs_.count(la) || !tc_regs_.count(lb)) throw Error("lower: the tensor core's loads were not expanded");
   const Info ia = unpack(tc_regs_.at(la)), ib = unpack(tc_regs_.at(lb));
   const size_t mhi = ua_of(TcRole::M_HI), nlo = ua_of(TcRole::N_LO);
-  const size_t khi = ua_of(TcRole::K_HI), klo = ua_of(TcRole::K_LO), kmid = ua_of(TcRole::K_MID);
+  const bool has_klo = tcs.tc.k_lo() > 1;  // (tf32 has none)
+  const size_t khi = ua_of(TcRole::K_HI), kmid = ua_of(TcRole::K_MID), klo = has_klo ? ua_of(TcRole::K_LO) : kmid;
   const uint64_t tc_unroll = (uint64_t(1) << khi) | (uint64_t(1) << klo) | (uint64_t(1) << kmid);
   const uint64_t other_unroll = unroll_mask_ & ~tc_unroll;
   Info in{((ia.mask | ib.mask) & ~unroll_mask_) | (uint64_t(1) << mhi) | (uint64_t(1) << nlo), {}};
   // A and B through shared memory where the kernel allows (codegen/tc_staging.h)
-  std::optional<Staging> staging;
-  if (reduce_ranges_.size() == 1)
+  std::optional<Staging> staging;  // (a tf32 core's operands are staged as plain loads: Lowerer::stage_shared_loads)
+  if (reduce_ranges_.size() == 1 && Staging::fragments(k_))
     staging = Staging::plan({k_, dims_, reduce_ranges_[0], {tcs.a, tcs.b}, {la->src[0], lb->src[0]}});
   // WGMMA: one per warpgroup, tile and K step; its lanes are C's registers 4 j + 2 M_HI + N_LO (j: n-tile dim)
   const bool wg = staging && staging->wgmma();
@@ -104,6 +105,7 @@ std::vector<UOpPtr> Lowerer::wmma_tile(const TensorCore& tc, const Combo& base, 
                                        const Staging* staging) {
   // (plain variables, not structured bindings: lambdas below capture them, which clang accepts from 16 on)
   const size_t mhi = mhi_khi_klo[0], khi = mhi_khi_klo[1], klo = mhi_khi_klo[2];
+  const int kl = tc.k_lo();  // (1: klo is not a dim of its own)
   std::vector<UOpPtr> c(TensorCore::kC, UOp::const_(tc.acc, 0));
   auto reg = [&](bool is_a, Combo cb) {
     if (staging) {  // register i of the LDMATRIX fragment, at this tile's other upcast values
@@ -124,13 +126,15 @@ std::vector<UOpPtr> Lowerer::wmma_tile(const TensorCore& tc, const Combo& base, 
     for (size_t i = 0; i < ua_.size(); i++)
       if (other_unroll >> i & 1) cb[i] = uc[i];
     std::vector<UOpPtr> srcs;
-    for (int i = 0; i < TensorCore::kA; i++) {  // A: (K_LO, M_HI, K_HI) = (i % 2, i / 2 % 2, i / 4)
-      cb[klo] = i % 2, cb[mhi] = i / 2 % 2, cb[khi] = i / 4;
+    for (int i = 0; i < tc.a_regs(); i++) {  // A: (K_LO, M_HI, K_HI) = (i % kl, i / kl % 2, i / (2 kl))
+      if (kl > 1) cb[klo] = i % kl;
+      cb[mhi] = i / kl % 2, cb[khi] = i / (2 * kl);
       srcs.push_back(reg(true, cb));
     }
     cb[mhi] = 0;
-    for (int i = 0; i < TensorCore::kB; i++) {  // B: (K_LO, K_HI) = (i % 2, i / 2)
-      cb[klo] = i % 2, cb[khi] = i / 2;
+    for (int i = 0; i < tc.b_regs(); i++) {  // B: (K_LO, K_HI) = (i % kl, i / kl)
+      if (kl > 1) cb[klo] = i % kl;
+      cb[khi] = i / kl;
       srcs.push_back(reg(false, cb));
     }
     srcs.insert(srcs.end(), c.begin(), c.end());

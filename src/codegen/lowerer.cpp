@@ -182,7 +182,7 @@ Lowerer::Info Lowerer::unpack(const UOpPtr& x) {
 
 void Lowerer::stage_shared_loads(const UOpPtr& ast) {
   const auto& kinds = k_.kinds();
-  if (k_.tensor_core() || reduce_ranges_.size() != 1 || !group_dims_.empty() || !ren_.async_copies() ||
+  if (Staging::fragments(k_) || reduce_ranges_.size() != 1 || !group_dims_.empty() || !ren_.async_copies() ||
       k_.reduce_count() != 1)
     return;
   const UOp* reduce = k_.reduce();

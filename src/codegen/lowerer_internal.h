@@ -82,7 +82,7 @@ class Lowerer {
   std::unordered_set<const UOp*> nested_;           // REDUCE_AXIS nodes inside another one's source: loops of their own
   int64_t fresh_ids_ = 0;                           // RANGE args made so far, so each is distinct
   int group_temps_ = 0;                             // shared-memory buffers of grouped reduces made so far
-  std::optional<Staging> staging_;                  // loads read through shared memory (no tensor core)
+  std::optional<Staging> staging_;                  // loads read through shared memory (no 16-bit tensor core)
   std::unordered_map<const UOp*, size_t> staged_;   // such a LOAD -> its operand in staging_
   const UOp *tc_a_ = nullptr, *tc_b_ = nullptr;     // a tensor-core kernel's A and B loads (AST nodes)
   std::unordered_map<const UOp*, UOpPtr> tc_regs_;  // their expansions (the register values of A and B)

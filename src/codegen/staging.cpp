@@ -106,7 +106,7 @@ std::optional<Staging::Layout> Staging::layout(const Kernel& k, size_t view, int
 // WGMMA staging (see staging.h): the kernel's warp dim along M and n-tile dim along N, then both operands'
 // core-matrix layouts.
 bool Staging::plan_wgmma(const Kernel& k) {
-  if (!k.renderer().wgmma()) return false;
+  if (!k.renderer().wgmma() || k.tensor_core()->tc.acc != dtypes::float32) return false;  // (float32 lanes only)
   const Shape& fs = k.full_shape();
   const size_t a = k.tensor_core()->a, b = k.tensor_core()->b;
   auto st = [&](size_t view, int d) { return k.last_view_stride(view, d); };
@@ -318,13 +318,17 @@ UOpPtr Staging::wgmma_offset(const StagingInput& in, int op) const {
   }));
 }
 
+// A tensor core with 16-bit inputs reads its operands as LDMATRIX fragments or by WGMMA; a tf32 one's operands
+// are staged as any reduce's, its registers plain loads of the tile.
+bool Staging::fragments(const Kernel& k) { return k.tensor_core() && k.tensor_core()->tc.in.itemsize() == 2; }
+
 std::optional<Staging> Staging::plan(const StagingInput& in) {
   ScopedPass pass("staging");
   const Kernel& k = in.k;
-  const bool tc = k.tensor_core().has_value();
-  const int64_t knob = tc && TC_STAGES >= 0 ? int64_t(TC_STAGES) : int64_t(STAGES);
+  const bool tc = fragments(k);
+  const int64_t knob = k.tensor_core() && TC_STAGES >= 0 ? int64_t(TC_STAGES) : int64_t(STAGES);
   if (knob == 0 || !k.renderer().async_copies() || !in.reduce_range || in.views.empty()) return std::nullopt;
-  if (tc && (k.tensor_core()->tc.in.itemsize() != 2 || in.views.size() != 2)) return std::nullopt;
+  if (tc && in.views.size() != 2) return std::nullopt;
   const UOpPtr& end = in.reduce_range->src.at(1);
   if (end->op != Ops::CONST) return std::nullopt;
   Staging s;
@@ -344,7 +348,7 @@ std::optional<Staging> Staging::plan(const StagingInput& in) {
 
 bool Staging::plan_layouts(const StagingInput& in) {
   const Kernel& k = in.k;
-  const bool tc = k.tensor_core().has_value();
+  const bool tc = fragments(k);
   if (tc && plan_wgmma(k)) return true;
   for (size_t op = 0; op < in.views.size(); op++) {
     const DType dt = in.bufs[op]->dtype.base().scalar_type();

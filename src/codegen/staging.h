@@ -65,6 +65,8 @@ class Staging {
   // The staging plan and its copies, or nullopt when the kernel cannot take one (or STAGES=0). With a tensor
   // core, fragments come from LDMATRIX (regs); without, index() gives each operand's address in shared memory.
   static std::optional<Staging> plan(const StagingInput& in);
+  // Whether the kernel's tensor core reads fragments (LDMATRIX, WGMMA) of the staged tiles: 16-bit inputs.
+  static bool fragments(const Kernel& k);
   // The shared buffer of operand i, and the index of its value in it as an expression of the kernel's dims (in
   // the stage of the current reduce step), for loads that wait for `after()`.
   const UOpPtr& buffer(size_t i) const { return smem_.at(i); }

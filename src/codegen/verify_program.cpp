@@ -339,12 +339,12 @@ class Verifier {
     }
   }
 
-  // WMMA(A's kA registers, B's kB, C's kC) -> kC lanes, a warp-wide op of renderer/tensor_core.h.
+  // WMMA(A's a_regs() registers, B's b_regs(), C's kC) -> kC lanes, a warp-wide op of renderer/tensor_core.h.
   void wmma(int32_t pos, const UOp& u) const {
     const std::string* nm = std::get_if<std::string>(&u.arg);
     const TensorCore* tc = nm ? TensorCore::from_name(*nm) : nullptr;
     if (!tc) fail(pos, "names no tensor core: " + u.arg_repr());
-    const size_t na = TensorCore::kA, nb = TensorCore::kB, nc = TensorCore::kC;
+    const size_t na = size_t(tc->a_regs()), nb = size_t(tc->b_regs()), nc = TensorCore::kC;
     if (u.src.size() != na + nb + nc) fail(pos, "needs " + std::to_string(na + nb + nc) + " sources");
     for (size_t k = 0; k < u.src.size(); k++)
       if (u.src[k]->dtype != (k < na + nb ? tc->in : tc->acc))

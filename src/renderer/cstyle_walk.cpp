@@ -289,7 +289,7 @@ void CStyleWalk::wmma(size_t i, const UOp& u) {
   }
   // operand pairs that are one 32-bit register of an LDMATRIX: lanes 2q, 2q + 1 of the same one
   std::vector<std::string> packed;
-  for (size_t k = 0; k + 1 < size_t(TensorCore::kA + TensorCore::kB); k += 2) {
+  for (size_t k = 0; k + 1 < u.src.size() - size_t(TensorCore::kC); k += 2) {
     const UOp *x = u.src[k].get(), *y = u.src[k + 1].get();
     bool pair = x->op == Ops::GEP && y->op == Ops::GEP && x->src[0] == y->src[0] && x->src[0]->op == Ops::LDMATRIX &&
                 x->get<int64_t>() % 2 == 0 && y->get<int64_t>() == x->get<int64_t>() + 1;

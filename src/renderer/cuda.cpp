@@ -181,9 +181,11 @@ std::string CUDARenderer::render_wmma(const UOp& u, const std::vector<std::strin
                                      const std::vector<std::string>& packed, Prelude& pre) const {
   const std::string& name = u.get<std::string>();
   const TensorCore* tc = TensorCore::from_name(name);
-  constexpr size_t n16 = TensorCore::kA + TensorCore::kB;
-  if (!tc || a.size() != n16 + TensorCore::kC || packed.size() != n16 / 2)
+  if (!tc || a.size() != size_t(tc->a_regs() + tc->b_regs() + TensorCore::kC))
     throw Error("render: CUDA has no tensor core " + u.arg_repr());
+  if (tc->tf32()) return render_wmma_tf32(*tc, a, pre);
+  constexpr size_t n16 = 12;  // A's 8 and B's 4 16-bit registers
+  if (packed.size() != n16 / 2) throw Error("render: WMMA " + name + " with " + std::to_string(packed.size()) + " pairs");
   const bool bf = tc->in == dtypes::bfloat16;
   const std::string T = bf ? "__nv_bfloat16" : "half", ty = bf ? "bf16" : "f16";
   const std::string pack = bf ? "tg_pack_bf16" : "tg_pack_f16";
@@ -220,6 +222,29 @@ std::string CUDARenderer::render_wmma(const UOp& u, const std::vector<std::strin
   for (size_t p = 0; p < n16 / 2; p++)
     call += (p ? ", " : "") + (packed[p].empty() ? pack + "(" + reg16(2 * p) + ", " + reg16(2 * p + 1) + ")" : packed[p]);
   for (size_t k = n16; k < a.size(); k++) call += ", " + strip_parens(a[k]);
+  return call + ")";
+}
+
+// mma.sync m16n8k8 on float32 values rounded to tf32 (cvt.rna: to nearest, ties away from zero).
+std::string CUDARenderer::render_wmma_tf32(const TensorCore& tc, const std::vector<std::string>& a, Prelude& pre) const {
+  const std::string name = tc.name();
+  pre.need("tg_tf32", [] {
+    return "__device__ inline unsigned tg_tf32(float x) { unsigned r; asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(r) : "
+           "\"f\"(x)); return r; }";
+  });
+  pre.need(name, [&] {
+    return "__device__ inline float4 " + name +
+           "(float a0, float a1, float a2, float a3, float b0, float b1, float c0, float c1, float c2, float c3) {\n"
+           "  float4 d = make_float4(c0, c1, c2, c3);\n"
+           "  asm(\"mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+           "{%0, %1, %2, %3};\"\n"
+           "      : \"+f\"(d.x), \"+f\"(d.y), \"+f\"(d.z), \"+f\"(d.w)\n"
+           "      : \"r\"(tg_tf32(a0)), \"r\"(tg_tf32(a1)), \"r\"(tg_tf32(a2)), \"r\"(tg_tf32(a3)), \"r\"(tg_tf32(b0)), "
+           "\"r\"(tg_tf32(b1)));\n"
+           "  return d;\n}";
+  });
+  std::string call = name + "(";
+  for (size_t k = 0; k < a.size(); k++) call += (k ? ", " : "") + strip_parens(a[k]);
   return call + ")";
 }
 

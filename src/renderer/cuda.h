@@ -61,6 +61,7 @@ class CUDARenderer : public CStyleRenderer {
   std::string render_barrier() const override { return "__syncthreads();"; }
   std::string render_wmma(const UOp& u, const std::vector<std::string>& operands, const std::vector<bool>& raw,
                           const std::vector<std::string>& packed, Prelude& pre) const override;
+  std::string render_wmma_tf32(const TensorCore& tc, const std::vector<std::string>& a, Prelude& pre) const;
   std::string render_define_local(const std::string& name, DType dt, int64_t size, int64_t offset,
                                   Prelude& pre) const override;
   std::string render_cp_async(const std::string& dst, const std::string& dst_idx, const std::string& src,

@@ -1,19 +1,22 @@
 #include "renderer/tensor_core.h"
 
+#include <cstring>
+
 #include "tg/error.h"
 #include "uop/exec_alu.h"
 
 namespace tg {
 
 std::string TensorCore::name() const {
-  return "WMMA_" + std::to_string(m) + "_" + std::to_string(n) + "_" + std::to_string(k) + "_" + in.repr().substr(7) +
-         "_" + acc.repr().substr(7);
+  return "WMMA_" + std::to_string(m) + "_" + std::to_string(n) + "_" + std::to_string(k) + "_" +
+         (tf32() ? std::string("tf32") : in.repr().substr(7)) + "_" + acc.repr().substr(7);
 }
 
 const std::vector<TensorCore>& cuda_tensor_cores() {
   static const std::vector<TensorCore> tcs{{16, 8, 16, dtypes::float16, dtypes::float32},
                                            {16, 8, 16, dtypes::bfloat16, dtypes::float32},
-                                           {16, 8, 16, dtypes::float16, dtypes::float16}};
+                                           {16, 8, 16, dtypes::float16, dtypes::float16},
+                                           {16, 8, 8, dtypes::float32, dtypes::float32}};
   return tcs;
 }
 
@@ -61,23 +64,33 @@ void emulate_wgmma(const std::vector<double>& a, const std::vector<double>& b, s
     }
 }
 
+double round_tf32(double x) {
+  float f = float(x);
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  if ((bits & 0x7f800000u) == 0x7f800000u) return f;  // inf, NaN
+  bits = (bits + 0x1000u) & 0xffffe000u;               // half of the last kept bit: ties away from zero
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
 std::vector<std::vector<double>> emulate_mma(const std::vector<std::vector<double>>& a,
                                              const std::vector<std::vector<double>>& b,
-                                             const std::vector<std::vector<double>>& c, DType acc_dtype) {
-  const TensorCore shape{16, 8, 16, dtypes::float16, dtypes::float32};
+                                             const std::vector<std::vector<double>>& c, const TensorCore& tc) {
   if (a.size() != TensorCore::kLanes || b.size() != TensorCore::kLanes || c.size() != TensorCore::kLanes)
     throw Error("emulate_mma: needs the registers of 32 lanes");
-  std::vector<std::vector<double>> A(size_t(shape.m), std::vector<double>(size_t(shape.k)));
-  std::vector<std::vector<double>> B(size_t(shape.k), std::vector<double>(size_t(shape.n)));
-  std::vector<std::vector<double>> C(size_t(shape.m), std::vector<double>(size_t(shape.n)));
+  auto input = [&](double v) { return tc.tf32() ? round_tf32(v) : v; };
+  std::vector<std::vector<double>> A(size_t(tc.m), std::vector<double>(size_t(tc.k)));
+  std::vector<std::vector<double>> B(size_t(tc.k), std::vector<double>(size_t(tc.n)));
+  std::vector<std::vector<double>> C(size_t(tc.m), std::vector<double>(size_t(tc.n)));
   for (int l = 0; l < TensorCore::kLanes; l++) {
-    for (int i = 0; i < TensorCore::kA; i++) {
-      auto [r, col] = TensorCore::a_elem(l, i);
-      A[size_t(r)][size_t(col)] = a[size_t(l)].at(size_t(i));
+    for (int i = 0; i < tc.a_regs(); i++) {
+      auto [r, col] = tc.a_elem(l, i);
+      A[size_t(r)][size_t(col)] = input(a[size_t(l)].at(size_t(i)));
     }
-    for (int i = 0; i < TensorCore::kB; i++) {
-      auto [r, col] = TensorCore::b_elem(l, i);
-      B[size_t(r)][size_t(col)] = b[size_t(l)].at(size_t(i));
+    for (int i = 0; i < tc.b_regs(); i++) {
+      auto [r, col] = tc.b_elem(l, i);
+      B[size_t(r)][size_t(col)] = input(b[size_t(l)].at(size_t(i)));
     }
     for (int i = 0; i < TensorCore::kC; i++) {
       auto [r, col] = TensorCore::c_elem(l, i);
@@ -91,8 +104,8 @@ std::vector<std::vector<double>> emulate_mma(const std::vector<std::vector<doubl
     for (int i = 0; i < TensorCore::kC; i++) {
       auto [r, col] = TensorCore::c_elem(l, i);
       float acc = float(C[size_t(r)][size_t(col)]);
-      for (int kk = 0; kk < shape.k; kk++) acc = float(double(acc) + A[size_t(r)][size_t(kk)] * B[size_t(kk)][size_t(col)]);
-      d[size_t(l)][size_t(i)] = truncate_num(Num{0, double(acc)}, acc_dtype).f;
+      for (int kk = 0; kk < tc.k; kk++) acc = float(double(acc) + A[size_t(r)][size_t(kk)] * B[size_t(kk)][size_t(col)]);
+      d[size_t(l)][size_t(i)] = truncate_num(Num{0, double(acc)}, tc.acc).f;
     }
   return d;
 }

@@ -5,12 +5,15 @@
 // to give each lane its operands (OptOps.TC, codegen/opt/tensor_cores.cpp), the renderer names the instruction,
 // and the interpreter emulates the op with it (so CI runs tensor-core kernels without a GPU).
 //
-// The one shape here is PTX's mma.sync.aligned.m16n8k16.row.col with float32 accumulation, for float16 and
-// bfloat16 inputs, and float16 accumulation for float16 (a sum asked for in float16, Tensor::sum(.., dtype)).
-// Lane l = 4 * g + t (g = l / 4 the "group", t = l % 4):
-//   A (16 x 16): register i holds row g + 8 * ((i / 2) % 2), col 2 * t + i % 2 + 8 * (i / 4)   (8 registers)
-//   B (16 x 8):  register i holds row 2 * t + i % 2 + 8 * (i / 2), col g                       (4 registers)
-//   C, D (16 x 8): register i holds row g + 8 * (i / 2), col 2 * t + i % 2                    (4 registers)
+// The shapes here are PTX's mma.sync.aligned.m16n8k16.row.col with float32 accumulation, for float16 and
+// bfloat16 inputs, and float16 accumulation for float16 (a sum asked for in float16, Tensor::sum(.., dtype));
+// and m16n8k8 with float32 inputs read as tf32 (10-bit mantissas), float32 accumulation, behind ALLOW_TF32=1.
+// A lane holds k_lo() elements of K side by side (a 16-bit pair in one 32-bit register, or one tf32), so with
+// KL = k_lo() and lane l = 4 * g + t (g = l / 4 the "group", t = l % 4):
+//   A (16 x k): register i holds row g + 8 * (i / KL % 2), col KL * t + i % KL + 4 KL * (i / (2 KL)) (4 KL registers)
+//   B (k x 8):  register i holds row KL * t + i % KL + 4 KL * (i / KL), col g                      (2 KL registers)
+//   C, D (16 x 8): register i holds row g + 8 * (i / 2), col 2 * t + i % 2                         (4 registers)
+// (m16n8k16: A's register i is row g + 8 ((i / 2) % 2), col 2 t + i % 2 + 8 (i / 4); B's row 2 t + i % 2 + 8 (i / 2).)
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -23,13 +26,23 @@ namespace tg {
 
 struct TensorCore {
   int m = 16, n = 8, k = 16;
-  DType in;   // A and B: float16 or bfloat16
+  DType in;   // A and B: float16, bfloat16, or float32 (read as tf32)
   DType acc;  // C and D: float32, or float16 for float16 inputs
-  static constexpr int kLanes = 32, kA = 8, kB = 4, kC = 4;  // lanes of a warp, registers per lane
+  static constexpr int kLanes = 32, kC = 4;  // lanes of a warp, C's registers per lane
 
+  bool tf32() const { return in == dtypes::float32; }
+  int k_lo() const { return tf32() ? 1 : 2; }  // K elements a lane holds side by side
+  int a_regs() const { return 4 * k_lo(); }
+  int b_regs() const { return 2 * k_lo(); }
   // (row, col) of the element a lane holds in register i.
-  static std::pair<int, int> a_elem(int lane, int i) { return {lane / 4 + 8 * (i / 2 % 2), 2 * (lane % 4) + i % 2 + 8 * (i / 4)}; }
-  static std::pair<int, int> b_elem(int lane, int i) { return {2 * (lane % 4) + i % 2 + 8 * (i / 2), lane / 4}; }
+  std::pair<int, int> a_elem(int lane, int i) const {
+    const int kl = k_lo();
+    return {lane / 4 + 8 * (i / kl % 2), kl * (lane % 4) + i % kl + 4 * kl * (i / (2 * kl))};
+  }
+  std::pair<int, int> b_elem(int lane, int i) const {
+    const int kl = k_lo();
+    return {kl * (lane % 4) + i % kl + 4 * kl * (i / kl), lane / 4};
+  }
   static std::pair<int, int> c_elem(int lane, int i) { return {lane / 4 + 8 * (i / 2), 2 * (lane % 4) + i % 2}; }
 
   // "WMMA_16_8_16_half_float": the WMMA node's arg, which the renderers and the interpreter read back.
@@ -80,18 +93,21 @@ struct WgmmaArg {
 };
 
 // The tensor cores of NVIDIA GPUs from sm_80 on (Ampere, Hopper): fp16 and bf16 in, fp32 accumulation; fp16 in,
-// fp16 accumulation.
+// fp16 accumulation; tf32 (float32 in, only where ALLOW_TF32=1: codegen/opt/tensor_cores.cpp).
 const std::vector<TensorCore>& cuda_tensor_cores();
 
-// One warp's multiply-accumulate as the hardware computes it, from the lanes' registers: a[lane][i] (kA per
-// lane), b[lane][i] (kB), c[lane][i] (kC), all as doubles holding the exact input values; returns d[lane][i]
-// in the accumulator dtype (products are exact, sums in float32 in k order, a float16 D rounded once at the end).
+// One warp's multiply-accumulate as the hardware computes it, from the lanes' registers: a[lane][i] (a_regs() per
+// lane), b[lane][i] (b_regs()), c[lane][i] (kC), all as doubles holding the input values; returns d[lane][i] in
+// the accumulator dtype (tf32 inputs rounded to 10-bit mantissas first, products exact, sums in float32 in k
+// order, a float16 D rounded once at the end).
 // One warpgroup's WGMMA: d (64 x n, row-major) = a (64 x 16) · b (16 x n) + d, products exact, sums in float32
 // in k order (as emulate_mma).
 void emulate_wgmma(const std::vector<double>& a, const std::vector<double>& b, std::vector<double>& d, int n);
 
 std::vector<std::vector<double>> emulate_mma(const std::vector<std::vector<double>>& a,
                                              const std::vector<std::vector<double>>& b,
-                                             const std::vector<std::vector<double>>& c, DType acc = dtypes::float32);
+                                             const std::vector<std::vector<double>>& c, const TensorCore& tc);
+// x rounded to tf32 as cvt.rna.tf32.f32 does: to 10 mantissa bits, ties away from zero (inf and NaN kept).
+double round_tf32(double x);
 
 }  // namespace tg

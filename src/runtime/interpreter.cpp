@@ -143,7 +143,9 @@ class Executor {
     const int lanes = TensorCore::kLanes;
     if (group.size() % size_t(lanes) != 0)
       fail_at(group[0], pc, "needs whole warps of 32 threads, the workgroup has " + std::to_string(group.size()));
-    const size_t na = TensorCore::kA, nb = TensorCore::kB, nc = TensorCore::kC;
+    const TensorCore* tc = TensorCore::from_name(p_.uops[pc]->get<std::string>());
+    if (!tc) fail_at(group[0], pc, "names no tensor core");
+    const size_t na = size_t(tc->a_regs()), nb = size_t(tc->b_regs()), nc = TensorCore::kC;
     for (size_t w = 0; w < group.size(); w += size_t(lanes)) {
       const size_t nl = size_t(lanes);
       std::vector<std::vector<double>> a(nl), b(nl), c(nl);
@@ -152,7 +154,7 @@ class Executor {
         for (size_t k = 0; k < na + nb + nc; k++)
           (k < na ? a : k < na + nb ? b : c)[l].push_back(v[size_t(in.wide[k])].f);
       }
-      std::vector<std::vector<double>> d = emulate_mma(a, b, c, p_.uops[pc]->dtype.scalar_type());
+      std::vector<std::vector<double>> d = emulate_mma(a, b, c, *tc);
       for (size_t l = 0; l < size_t(lanes); l++)
         for (size_t i = 0; i < nc; i++) group[w + l].vals[size_t(in.out) + i] = Num{0, d[l][i]};
     }

@@ -8,6 +8,8 @@
 
 #include "codegen/kernel.h"
 #include "renderer/cuda.h"
+#include "renderer/tensor_core.h"
+#include "runtime/device.h"
 #include "tg/context.h"
 #include "tg/tg.h"
 #include "../common/kernel_source.h"
@@ -102,4 +104,77 @@ TEST(TcPrecision, SumAccumulatesInTheDtypeAskedFor) {
   Tensor m = Tensor(small_ints(24, 5), {2, 3, 4}).half();
   EXPECT_EQ(m.sum({0, 2}, true, dt::float16).shape(), (tg::Shape{1, 3, 1}));
   EXPECT_THROW(m.sum({3}, false, dt::float16), tg::Error);
+}
+
+namespace {
+
+// Whether the default device's heuristics give an m x k x n float32 matmul a tensor core (the interpreter
+// emulating CUDA, a GPU), and so whether tf32 rounding applies. (On empty tensors of its shape: scheduling a
+// tensor marks it realized, so the one computed must not be scheduled here.)
+bool takes_tensor_core(int64_t m, int64_t k, int64_t n) {
+  Tensor out = Tensor::empty({m, k}).matmul(Tensor::empty({k, n}));
+  const tg::Renderer& r = tg::get_device(out.device()).renderer();
+  tg::Kernel kernel(last_ast(out), r);
+  kernel.hand_coded_optimizations();
+  return kernel.tensor_core().has_value();
+}
+
+}  // namespace
+
+// tf32 only where asked: a float32 matmul keeps float32 FMAs unless ALLOW_TF32=1; then mma.sync m16n8k8 (also on
+// Hopper), its operands staged through shared memory as plain loads (no LDMATRIX: its pairs are 16-bit).
+TEST(TcPrecision, Tf32Source) {
+  Tensor a = Tensor::empty({128, 64}), b = Tensor::empty({64, 128});
+  for (const char* arch : {"sm_80", "sm_90"}) {
+    tg::CUDARenderer cuda(arch);
+    {
+      tg::Kernel k(last_ast(a.matmul(b)), cuda);
+      EXPECT_THROW(k.apply_opt({OptOps::TC, 0, 0}), tg::KernelOptError) << "tf32 without ALLOW_TF32";
+    }
+    tg::Context tf32({{"ALLOW_TF32", 1}});
+    tg::Kernel k(last_ast(a.matmul(b)), cuda);
+    k.hand_coded_optimizations();
+    ASSERT_TRUE(k.tensor_core().has_value()) << arch;
+    EXPECT_TRUE(k.tensor_core()->tc.tf32());
+    const std::string src = render(k, cuda);
+    EXPECT_TRUE(has(src, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32")) << arch << "\n" << src;
+    EXPECT_TRUE(has(src, "cvt.rna.tf32.f32")) << src;
+    EXPECT_TRUE(has(src, "cp.async.cg.shared.global")) << arch << "\n" << src;
+    EXPECT_FALSE(has(src, "ldmatrix") || has(src, "wgmma")) << arch << "\n" << src;
+  }
+}
+
+// round_tf32 is cvt.rna's rounding: 10 mantissa bits, ties away from zero; inf and NaN pass.
+TEST(TcPrecision, Tf32Rounding) {
+  EXPECT_EQ(tg::round_tf32(1.0 + std::ldexp(1.0, -12)), 1.0);
+  EXPECT_EQ(tg::round_tf32(1.0 + std::ldexp(1.0, -11)), 1.0 + std::ldexp(1.0, -10));    // a tie: away from zero
+  EXPECT_EQ(tg::round_tf32(-1.0 - std::ldexp(1.0, -11)), -1.0 - std::ldexp(1.0, -10));
+  EXPECT_EQ(tg::round_tf32(1.0 + 3 * std::ldexp(1.0, -12)), 1.0 + std::ldexp(1.0, -10));
+  EXPECT_EQ(tg::round_tf32(3.0), 3.0);
+  EXPECT_TRUE(std::isinf(tg::round_tf32(INFINITY)));
+  EXPECT_TRUE(std::isnan(tg::round_tf32(NAN)));
+  EXPECT_EQ(tg::round_tf32(0x1.fffffep127), INFINITY) << "the largest float rounds up past the range";
+}
+
+// Values with ALLOW_TF32=1: small integers are exact in tf32 (every device agrees exactly), on shapes with
+// several K steps, masks and a batch; a mantissa tf32 drops is dropped where a tensor core runs the kernel.
+TEST(TcPrecision, Tf32Values) {
+  tg::Context tf32({{"ALLOW_TF32", 1}});
+  struct Case {
+    int64_t m, k, n;
+  };
+  for (Case c : {Case{16, 8, 8}, Case{128, 64, 128}, Case{48, 40, 24}, Case{20, 16, 8}, Case{64, 256, 32}}) {
+    std::vector<float> av = small_ints(size_t(c.m * c.k), 6), bv = small_ints(size_t(c.k * c.n), 7);
+    std::vector<float> got = Tensor(av, {c.m, c.k}).matmul(Tensor(bv, {c.k, c.n})).tolist<float>();
+    std::vector<double> want = matmul_ref(av, bv, c.m, c.k, c.n);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < want.size(); i++)
+      ASSERT_EQ(got[i], want[i]) << c.m << "x" << c.k << "x" << c.n << " at " << i;
+  }
+  // 1 + 2^-11 is a tie: tf32 keeps 1 + 2^-10, so a row of 8 sums to 8 + 2^-7 (float32: 8 + 2^-8)
+  const float x = 1.0f + std::ldexp(1.0f, -11);
+  Tensor a = Tensor(std::vector<float>(16 * 8, x), {16, 8}), b = Tensor(std::vector<float>(8 * 8, 1.0f), {8, 8});
+  Tensor out = a.matmul(b);
+  const float want = takes_tensor_core(16, 8, 8) ? 8.0f + std::ldexp(1.0f, -7) : 8.0f + std::ldexp(1.0f, -8);
+  for (float v : out.tolist<float>()) ASSERT_EQ(v, want);
 }

@@ -8,6 +8,7 @@
 //   M = (.., M_HI 2 [UPCAST], g 8 [LOCAL])         m = 8 * M_HI + g
 //   N = (.., t 4 [LOCAL], N_LO 2 [UPCAST])          n = 2 * t + N_LO
 //   K = (.., K_HI 2, K_MID 4, K_LO 2 [UNROLL])      k = 8 * K_HI + 2 * K_MID + K_LO
+//       (tf32, m16n8k8: no K_LO, k = 4 * K_HI + K_MID)
 //
 // which is C's layout: a lane holds C's register M_HI * 2 + N_LO at (m, n). A and B hold other elements in
 // their registers, so their views are swizzled: in A's view the lane dim t walks K (by 2, as K_MID did)
@@ -22,6 +23,9 @@
 
 namespace tg {
 namespace {
+
+// tf32 tensor cores for float32 matmuls (10-bit mantissas in the products), as tinygrad's ALLOW_TF32
+ContextVar ALLOW_TF32("ALLOW_TF32", 0);
 
 const UOp* strip_cast(const UOp* u) { return u->op == Ops::CAST ? u->src.at(0).get() : u; }
 
@@ -47,8 +51,10 @@ void Kernel::apply_tc(const Opt& opt) {
   if (la->op != Ops::LOAD || lb->op != Ops::LOAD) fail("needs products of two loads");
   const TensorCore* tc = nullptr;
   for (const TensorCore& t : renderer_.tensor_cores())
-    if (t.in == la->dtype && t.in == lb->dtype && t.acc == reduce_->dtype) tc = &t;
-  if (!tc) fail("no tensor core for " + la->dtype.repr() + " x " + lb->dtype.repr() + " -> " + reduce_->dtype.repr());
+    if (t.in == la->dtype && t.in == lb->dtype && t.acc == reduce_->dtype && (!t.tf32() || ALLOW_TF32 > 0)) tc = &t;
+  if (!tc)
+    fail("no tensor core for " + la->dtype.repr() + " x " + lb->dtype.repr() + " -> " + reduce_->dtype.repr() +
+         (la->dtype == dtypes::float32 ? " (float32 takes tf32 ones with ALLOW_TF32=1)" : ""));
   auto view_index = [&](const UOp* load) {
     return size_t(std::find(views_.begin(), views_.end(), load->src.at(1).get()) - views_.begin());
   };
@@ -77,7 +83,7 @@ void Kernel::apply_tc(const Opt& opt) {
 
   // Split K, then the later of M and N, then the earlier: a split moves only dims after the one split (its
   // new dims join the LOCAL/UPCAST/UNROLL regions after the loops, a remainder of 1 is dropped).
-  shift_to(k, 2, false, AxisKind::UNROLL, TcRole::K_LO);
+  if (tc->k_lo() > 1) shift_to(k, tc->k_lo(), false, AxisKind::UNROLL, TcRole::K_LO);
   shift_to(k, 4, false, AxisKind::UNROLL, TcRole::K_MID);
   shift_to(k, 2, false, AxisKind::UNROLL, TcRole::K_HI);
   auto split_m = [&] {
@@ -91,7 +97,7 @@ void Kernel::apply_tc(const Opt& opt) {
   if (m > n) split_m(), split_n();
   else split_n(), split_m();
   for (TcRole r : {TcRole::LANE_G, TcRole::LANE_T, TcRole::M_HI, TcRole::N_LO, TcRole::K_HI, TcRole::K_MID, TcRole::K_LO})
-    if (dim_of(r) < 0) throw Error("apply_tc: lost the tensor core dim " + std::to_string(int(r)) + " in " + name());
+    if (dim_of(r) < 0 && (r != TcRole::K_LO || tc->k_lo() > 1)) throw Error("apply_tc: lost the tensor core dim " + std::to_string(int(r)) + " in " + name());
 
   // Swizzle A and B to their register layouts.
   const size_t g = size_t(dim_of(TcRole::LANE_G)), t = size_t(dim_of(TcRole::LANE_T));
@@ -161,8 +167,10 @@ bool Kernel::tensor_core_opts(const std::function<bool(const Opt&)>& try_opt) {
   // wgmma reads its operands from shared memory: only where both can be staged in 16-byte units (a strided last
   // view; the views below it, a pad's mask say, keep such units whole: codegen/staging.h)
   auto stageable = [&](size_t i) { return sts_[i].lower_views_keep_runs(8); };
-  // (float16 accumulation, a float16 sum, takes mma.sync: the WGMMA lowering keeps float32 lanes)
-  if (renderer_.wgmma() && tc_->tc.acc == dtypes::float32 && stageable(tc_->a) && stageable(tc_->b)) {
+  // (float16 accumulation, a float16 sum, and tf32 take mma.sync: the WGMMA lowering keeps float32 lanes and 16-bit
+  // operands)
+  if (renderer_.wgmma() && tc_->tc.acc == dtypes::float32 && !tc_->tc.tf32() && stageable(tc_->a) &&
+      stageable(tc_->b)) {
     int64_t outputs = 1;  // (the tensor core's lane and register dims included)
     for (size_t d = 0; d < full_shape_.size(); d++)
       if (kinds_[d] == AxisKind::LOOP || kinds_[d] == AxisKind::LOCAL || kinds_[d] == AxisKind::UPCAST)
