@@ -1,4 +1,5 @@
-// GPU kernels against PyTorch on the same GPU, in one run: matmul (fp16, bf16, fp32 without tf32), add (fp32, fp16) and
+// GPU kernels against PyTorch on the same GPU, in one run: matmul (fp16, bf16, fp32 without and with tf32, fp16 with
+// fp16 accumulation), add (fp32, fp16) and
 // sum of 2^28 floats, softmax, log_softmax and layernorm 8192^2, conv2d 3x3 fp16. Our figure is kernel time (CUDA events around each
 // kernel, PROFILE=1, summed over the kernels of the op), the median of `reps` runs on random data; torch's
 // comes from bench/gpu_kernels_torch.py (CUDA events too), run by this program when python3 has torch, and with
@@ -73,6 +74,25 @@ std::vector<Row> rows() {
       mm("matmul fp16 8192", 8192, tg::dtypes::float16),
       mm("matmul bf16 4096", 4096, tg::dtypes::bfloat16),
       mm("matmul fp32 4096", 4096, tg::dtypes::float32),
+      // tf32 tensor cores (ALLOW_TF32=1 while it compiles and runs; torch: allow_tf32), and fp16 accumulation
+      // (matmul(w, float16); torch's peer is its fp16 matmul, cuBLAS accumulating in fp32)
+      Row{"matmul tf32 4096", 2.0 * 4096.0 * 4096.0 * 4096.0, false,
+          [] {
+            auto a = std::make_shared<Tensor>(randn({4096, 4096}, tg::dtypes::float32));
+            auto b = std::make_shared<Tensor>(randn({4096, 4096}, tg::dtypes::float32));
+            return std::function<Tensor()>([a, b] {
+              tg::Context tf32({{"ALLOW_TF32", 1}});
+              Tensor r = a->matmul(*b);
+              r.realize();
+              return r;
+            });
+          }},
+      Row{"matmul fp16 4096 fp16-acc", 2.0 * 4096.0 * 4096.0 * 4096.0, false,
+          [] {
+            auto a = std::make_shared<Tensor>(randn({4096, 4096}, tg::dtypes::float16));
+            auto b = std::make_shared<Tensor>(randn({4096, 4096}, tg::dtypes::float16));
+            return std::function<Tensor()>([a, b] { return a->matmul(*b, tg::dtypes::float16); });
+          }},
       Row{"add 2^28 fp32", 3.0 * 4 * double(big), true,
           [big] {
             auto a = std::make_shared<Tensor>(randn({big}, tg::dtypes::float32));

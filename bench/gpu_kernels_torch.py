@@ -54,6 +54,19 @@ report("matmul fp16 4096 x.T@W", mm(4096, torch.float16, xt=True))
 report("matmul fp16 8192", mm(8192, torch.float16))
 report("matmul bf16 4096", mm(4096, torch.bfloat16))
 report("matmul fp32 4096", mm(4096, torch.float32))
+
+
+def tf32(f):
+  def run():
+    torch.backends.cuda.matmul.allow_tf32 = True
+    r = f()
+    torch.backends.cuda.matmul.allow_tf32 = False
+    return r
+  return run
+
+
+report("matmul tf32 4096", tf32(mm(4096, torch.float32)))
+report("matmul fp16 4096 fp16-acc", mm(4096, torch.float16))  # (cuBLAS accumulates in fp32: the nearest peer)
 report("add 2^28 fp32", lambda: x + y)
 xh, yh = x.half(), y.half()
 report("add 2^28 fp16", lambda: xh + yh)

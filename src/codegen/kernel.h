@@ -165,4 +165,8 @@ class Kernel {
 // AVX, else 4.
 int host_vector_floats();
 
+// ALLOW_TF32=1: float32 matmuls may take tf32 tensor cores (10-bit mantissas in the products). It changes what a
+// kernel computes, so the method cache keys on it.
+bool allow_tf32();
+
 }  // namespace tg

@@ -74,10 +74,13 @@ std::optional<std::vector<Opt>> search(Device& dev, const UOpPtr& ast, int level
 }  // namespace
 
 // What the opts are timed on, beyond the device's name: the compiler's identity (its version, flags and the CPU
-// model or GPU architecture it targets) and the CPU threads a THREAD opt may use.
+// model or GPU architecture it targets), the CPU threads a THREAD opt may use, and whether tf32 tensor cores are
+// allowed (ALLOW_TF32: they change the values).
 BeamCacheKey beam_cache_key(Device& dev, const UOpPtr& ast, int level) {
-  return {dev.name(), dev.compiler().cache_key() + "|threads=" + std::to_string(dev.renderer().threads()), ast->repr(),
-          level};
+  return {dev.name(),
+          dev.compiler().cache_key() + "|threads=" + std::to_string(dev.renderer().threads()) +
+              (allow_tf32() ? "|tf32" : ""),
+          ast->repr(), level};
 }
 
 int beam_level() {

@@ -106,12 +106,13 @@ std::unique_ptr<CompiledRunner> compile_runner(const std::string& device, const 
 
 CompiledRunner& get_runner(const std::string& device, const UOpPtr& ast) {
   static std::recursive_mutex mu;
-  // NOOPT and the BEAM width are part of the key: the same AST compiles to different programs under each.
-  using Key = std::tuple<std::string, const UOp*, bool, int>;
+  // NOOPT, the BEAM width and ALLOW_TF32 are part of the key: the same AST compiles to different programs under
+  // each (a tf32 one computes other values).
+  using Key = std::tuple<std::string, const UOp*, bool, int, bool>;
   static std::map<Key, std::pair<UOpPtr, std::unique_ptr<CompiledRunner>>> cache;
   const int beam = NOOPT ? 0 : beam_level();
   std::lock_guard<std::recursive_mutex> lock(mu);
-  Key key{device, ast.get(), NOOPT != 0, beam};
+  Key key{device, ast.get(), NOOPT != 0, beam, allow_tf32()};
   if (auto it = cache.find(key); it != cache.end()) return *it->second.second;
   // BEAM searches under the lock: two threads never search the same kernel at once.
   std::optional<std::vector<Opt>> opts = beam_opts(device, ast, beam);

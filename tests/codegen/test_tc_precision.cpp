@@ -157,7 +157,7 @@ TEST(TcPrecision, Tf32Rounding) {
 }
 
 // Values with ALLOW_TF32=1: small integers are exact in tf32 (every device agrees exactly), on shapes with
-// several K steps, masks and a batch; a mantissa tf32 drops is dropped where a tensor core runs the kernel.
+// several K steps, masks and a batch.
 TEST(TcPrecision, Tf32Values) {
   tg::Context tf32({{"ALLOW_TF32", 1}});
   struct Case {
@@ -171,10 +171,19 @@ TEST(TcPrecision, Tf32Values) {
     for (size_t i = 0; i < want.size(); i++)
       ASSERT_EQ(got[i], want[i]) << c.m << "x" << c.k << "x" << c.n << " at " << i;
   }
-  // 1 + 2^-11 is a tie: tf32 keeps 1 + 2^-10, so a row of 8 sums to 8 + 2^-7 (float32: 8 + 2^-8)
+}
+
+// A mantissa tf32 drops is dropped where a tensor core runs the kernel, and only with ALLOW_TF32=1: the same
+// kernel runs without it first (the method cache keys on the knob). 1 + 2^-11 is a tie: tf32 keeps 1 + 2^-10, so
+// a row of 8 sums to 8 + 2^-7 (float32: 8 + 2^-8).
+TEST(TcPrecision, Tf32RoundsOnlyWhereAllowed) {
   const float x = 1.0f + std::ldexp(1.0f, -11);
-  Tensor a = Tensor(std::vector<float>(16 * 8, x), {16, 8}), b = Tensor(std::vector<float>(8 * 8, 1.0f), {8, 8});
-  Tensor out = a.matmul(b);
+  auto row_sums = [&] {
+    Tensor a = Tensor(std::vector<float>(16 * 8, x), {16, 8}), b = Tensor(std::vector<float>(8 * 8, 1.0f), {8, 8});
+    return a.matmul(b).tolist<float>();
+  };
+  for (float v : row_sums()) ASSERT_EQ(v, 8.0f + std::ldexp(1.0f, -8));
+  tg::Context tf32({{"ALLOW_TF32", 1}});
   const float want = takes_tensor_core(16, 8, 8) ? 8.0f + std::ldexp(1.0f, -7) : 8.0f + std::ldexp(1.0f, -8);
-  for (float v : out.tolist<float>()) ASSERT_EQ(v, want);
+  for (float v : row_sums()) ASSERT_EQ(v, want);
 }

@@ -31,6 +31,8 @@ const UOp* strip_cast(const UOp* u) { return u->op == Ops::CAST ? u->src.at(0).g
 
 }  // namespace
 
+bool allow_tf32() { return ALLOW_TF32 > 0; }
+
 int64_t Kernel::last_view_stride(size_t i, int d) const {
   const View& v = sts_[i].views.back();
   if (v.mask) return -1;
@@ -51,7 +53,7 @@ void Kernel::apply_tc(const Opt& opt) {
   if (la->op != Ops::LOAD || lb->op != Ops::LOAD) fail("needs products of two loads");
   const TensorCore* tc = nullptr;
   for (const TensorCore& t : renderer_.tensor_cores())
-    if (t.in == la->dtype && t.in == lb->dtype && t.acc == reduce_->dtype && (!t.tf32() || ALLOW_TF32 > 0)) tc = &t;
+    if (t.in == la->dtype && t.in == lb->dtype && t.acc == reduce_->dtype && (!t.tf32() || allow_tf32())) tc = &t;
   if (!tc)
     fail("no tensor core for " + la->dtype.repr() + " x " + lb->dtype.repr() + " -> " + reduce_->dtype.repr() +
          (la->dtype == dtypes::float32 ? " (float32 takes tf32 ones with ALLOW_TF32=1)" : ""));
@@ -132,6 +134,10 @@ namespace {
 // (H100, fp16 4096^3 with operands staged through shared memory, 2026-11-25: 2,8,4,2,4 gives 290 TFLOPS;
 // 4,8,2,2,2: 279; 2,16,4,1,2: 273; 256 x 128 blocks (4,8,4,2,2 or 2,16,8,1,2): 260; 2,16,4,1,1: 222.)
 constexpr MatmulTile kTcTile{2, 8, 4, 2, 4};
+// tf32 (mma.sync m16n8k8, operands plain loads of the staged tiles): 4 x 8 tiles of 2 x 2 warps, K steps of 16
+// (H200, 4096^3, 2026-11-26: 4,8,2,2,2 141 TFLOPS; 2,8,4,2,4 125; 4,4,2,4,2 120; 2,8,2,4,4 116; 2,8,4,2,2 111;
+// 2,4,4,2,4 96; 2,16,4,1,2 73)
+constexpr MatmulTile kTf32Tile{4, 8, 2, 2, 2};
 // With Hopper's WGMMA (Renderer::wgmma): warps along M only, right above the tensor core's M (4 warps are one
 // warpgroup's 64 rows), N's register tile one warpgroup op wide (n = 8 x upcast_n, at most 256), M's register
 // tile of separate ops above the warps (codegen/staging.h). Default: 2 warpgroups x 64 x 128, K steps of 64;
@@ -199,7 +205,7 @@ bool Kernel::tensor_core_opts(const std::function<bool(const Opt&)>& try_opt) {
       return true;
     }
   }
-  const MatmulTile tile = matmul_tile("TC_TILE", kTcTile, 64);
+  const MatmulTile tile = matmul_tile("TC_TILE", tc_->tc.tf32() ? kTf32Tile : kTcTile, 64);
   apply(OptOps::UPCAST, m(), {tile.upcast_m, 2});
   apply(OptOps::UPCAST, n(), {tile.upcast_n, 16, 8, 4, 2});
   if (tile.threads_n > 1) apply(OptOps::LOCAL, n(), {tile.threads_n, 2});
