@@ -114,8 +114,10 @@ TEST(MovementExtra, FlattenRangeAndUnflatten) {
 }
 
 TEST(MovementExtra, RepeatMatchesTiling) {
-  for (auto [shape, reps] : std::vector<std::pair<tg::Shape, tg::Shape>>{
+  // (a pair, not structured bindings: the lambda below captures the shape, which clang accepts from 16 on)
+  for (const auto& shape_reps : std::vector<std::pair<tg::Shape, tg::Shape>>{
            {{2, 3}, {2, 1, 3}}, {{3}, {4, 2}}, {{2, 3}, {1, 1}}, {{1, 2}, {3, 0}}, {{}, {2, 3}}, {{0, 2}, {2, 2}}}) {
+    const tg::Shape &shape = shape_reps.first, &reps = shape_reps.second;
     Tensor t = rand_tensor(shape, 5);
     Ref x = to_ref(t);
     size_t lead = reps.size() - shape.size();
