@@ -14,27 +14,16 @@
 #include "tg/tg.h"
 #include "../common/kernel_source.h"
 #include "../common/random_data.h"
+#include "../common/reference.h"
 
 using tg::OptOps;
 using tg::Tensor;
 using tgtest::has;
 using tgtest::last_ast;
+using tgtest::matmul_ref;
 using tgtest::render;
 using tgtest::small_ints;
 namespace dt = tg::dtypes;
-
-namespace {
-
-std::vector<double> matmul_ref(const std::vector<float>& a, const std::vector<float>& b, int64_t m, int64_t k,
-                               int64_t n) {
-  std::vector<double> c(size_t(m * n), 0.0);
-  for (int64_t i = 0; i < m; i++)
-    for (int64_t j = 0; j < n; j++)
-      for (int64_t l = 0; l < k; l++) c[size_t(i * n + j)] += double(a[size_t(i * k + l)]) * b[size_t(l * n + j)];
-  return c;
-}
-
-}  // namespace
 
 // A float16 sum of float16 products takes the tensor core with a float16 accumulator, mma.sync also on Hopper
 // (the WGMMA lowering keeps float32 lanes); the default float32 accumulation keeps its own.
@@ -78,13 +67,8 @@ TEST(TcPrecision, HalfAccumulationValues) {
     ASSERT_EQ(out.dtype(), dt::float16);
     std::vector<float> got = out.cast(dt::float32).tolist<float>();
     ASSERT_EQ(got.size(), size_t(c.batch * c.m * c.n));
-    for (int64_t z = 0; z < c.batch; z++) {
-      std::vector<float> az(av.begin() + z * c.m * c.k, av.begin() + (z + 1) * c.m * c.k);
-      std::vector<float> bz(bv.begin() + z * c.k * c.n, bv.begin() + (z + 1) * c.k * c.n);
-      std::vector<double> want = matmul_ref(az, bz, c.m, c.k, c.n);
-      for (size_t i = 0; i < want.size(); i++)
-        ASSERT_EQ(got[size_t(z * c.m * c.n) + i], want[i]) << what << " at " << i;
-    }
+    std::vector<double> want = matmul_ref(av, bv, c.batch, c.m, c.k, c.n);
+    for (size_t i = 0; i < want.size(); i++) ASSERT_EQ(got[i], want[i]) << what << " at " << i;
   }
 }
 
@@ -166,7 +150,7 @@ TEST(TcPrecision, Tf32Values) {
   for (Case c : {Case{16, 8, 8}, Case{128, 64, 128}, Case{48, 40, 24}, Case{20, 16, 8}, Case{64, 256, 32}}) {
     std::vector<float> av = small_ints(size_t(c.m * c.k), 6), bv = small_ints(size_t(c.k * c.n), 7);
     std::vector<float> got = Tensor(av, {c.m, c.k}).matmul(Tensor(bv, {c.k, c.n})).tolist<float>();
-    std::vector<double> want = matmul_ref(av, bv, c.m, c.k, c.n);
+    std::vector<double> want = matmul_ref(av, bv, 1, c.m, c.k, c.n);
     ASSERT_EQ(got.size(), want.size());
     for (size_t i = 0; i < want.size(); i++)
       ASSERT_EQ(got[i], want[i]) << c.m << "x" << c.k << "x" << c.n << " at " << i;

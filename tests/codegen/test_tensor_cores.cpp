@@ -19,29 +19,19 @@
 #include "tg/tg.h"
 #include "../common/kernel_source.h"
 #include "../common/random_data.h"
+#include "../common/reference.h"
 
 using tg::Opt;
 using tg::OptOps;
 using tg::Tensor;
 using tgtest::has;
 using tgtest::last_ast;
+using tgtest::matmul_ref;
 using tgtest::render;
 using tgtest::small_ints;
 namespace dt = tg::dtypes;
 
 namespace {
-
-// C = A @ B for row-major (batch, m, k) x (batch, k, n) in double.
-std::vector<double> matmul_ref(const std::vector<float>& a, const std::vector<float>& b, int64_t batch, int64_t m,
-                               int64_t k, int64_t n) {
-  std::vector<double> c(size_t(batch * m * n), 0.0);
-  for (int64_t z = 0; z < batch; z++)
-    for (int64_t i = 0; i < m; i++)
-      for (int64_t j = 0; j < n; j++)
-        for (int64_t l = 0; l < k; l++)
-          c[size_t((z * m + i) * n + j)] += double(a[size_t((z * m + i) * k + l)]) * b[size_t((z * k + l) * n + j)];
-  return c;
-}
 
 // x rounded to bfloat16 (nearest even), as the bf16 output of a matmul is; float16 holds these sums exactly.
 // An r x c matrix (row-major values v) as a tensor stored row-major, or stored transposed (column-major: a

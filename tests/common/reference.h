@@ -108,4 +108,16 @@ struct Ref {
   }
 };
 
+// C = A @ B for row-major (batch, m, k) x (batch, k, n) floats, in double.
+inline std::vector<double> matmul_ref(const std::vector<float>& a, const std::vector<float>& b, int64_t batch,
+                                      int64_t m, int64_t k, int64_t n) {
+  std::vector<double> c(size_t(batch * m * n), 0.0);
+  for (int64_t z = 0; z < batch; z++)
+    for (int64_t i = 0; i < m; i++)
+      for (int64_t j = 0; j < n; j++)
+        for (int64_t l = 0; l < k; l++)
+          c[size_t((z * m + i) * n + j)] += double(a[size_t((z * m + i) * k + l)]) * b[size_t((z * k + l) * n + j)];
+  return c;
+}
+
 }  // namespace tgtest
