@@ -73,6 +73,7 @@ std::vector<Row> rows() {
       mm("matmul fp16 4096 x.T@W", 4096, tg::dtypes::float16, kXT),
       mm("matmul fp16 8192", 8192, tg::dtypes::float16),
       mm("matmul bf16 4096", 4096, tg::dtypes::bfloat16),
+      mm("matmul bf16 8192", 8192, tg::dtypes::bfloat16),
       mm("matmul fp32 4096", 4096, tg::dtypes::float32),
       // tf32 tensor cores (ALLOW_TF32=1 while it compiles and runs; torch: allow_tf32), and fp16 accumulation
       // (matmul(w, float16); torch's peer is its fp16 matmul, cuBLAS accumulating in fp32)

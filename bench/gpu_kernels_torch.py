@@ -53,6 +53,7 @@ report("matmul fp16 4096 x@W.T", mm(4096, torch.float16, True))
 report("matmul fp16 4096 x.T@W", mm(4096, torch.float16, xt=True))
 report("matmul fp16 8192", mm(8192, torch.float16))
 report("matmul bf16 4096", mm(4096, torch.bfloat16))
+report("matmul bf16 8192", mm(8192, torch.bfloat16))
 report("matmul fp32 4096", mm(4096, torch.float32))
 
 
