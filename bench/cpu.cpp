@@ -159,7 +159,9 @@ int main(int argc, char** argv) {
   for (auto& [name, s] : peer_seconds(reps, threads)) peers[name] = peers.count(name) ? std::min(peers[name], s) : s;
   std::printf("%-14s %10s %10s %10s %8s %10s %8s %10s %10s %8s\n", "work", "unit", "tg.cpp", "numpy", "tg/np", "torch",
               "tg/torch", "tg ms", "tinygrad", "tg/tiny");
-  for (auto& [r, t] : ours) {
+  for (auto& row_time : ours) {  // (not a structured binding: the lambdas capture r, which clang accepts from 16 on)
+    const auto r = row_time.first;
+    const double t = row_time.second;
     auto rate = [&](double s) { return s > 0 ? (r->flops > 0 ? r->flops : r->bytes) / s / 1e9 : 0.0; };
     auto peer = [&](const std::string& p) { return peers.count(p + " " + r->name) ? peers[p + " " + r->name] : 0.0; };
     const double np = peer("numpy"), tc = peer("torch"), ti = peer("tinygrad");

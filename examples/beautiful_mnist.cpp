@@ -77,7 +77,9 @@ int main(int argc, char** argv) {
     Tensor::manual_seed(uint64_t(env_int("SEED", 1337)));
 
     auto t0 = std::chrono::steady_clock::now();
-    auto [X_train, Y_train, X_test, Y_test] = nn::datasets::mnist(argc > 1 ? argv[1] : "");
+    // (tensors of their own, not a structured binding: a lambda below captures them, which clang accepts from 16 on)
+    auto data = nn::datasets::mnist(argc > 1 ? argv[1] : "");
+    Tensor &X_train = data.X_train, &Y_train = data.Y_train, &X_test = data.X_test, &Y_test = data.Y_test;
     std::fprintf(stderr, "loaded %lld training and %lld test images in %.2f s\n",
                  static_cast<long long>(X_train.shape()[0]), static_cast<long long>(X_test.shape()[0]),
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "../common/kernel_source.h"
 #include "codegen/kernel.h"
