@@ -249,7 +249,9 @@ TEST(GradEdges, ConstantsKeepExact64BitIntegers) {
   Tensor i(std::vector<int64_t>{int64_t(1) << 62, -5});
   EXPECT_EQ((i + (kMax - (int64_t(1) << 62))).tolist<int64_t>(),
             (std::vector<int64_t>{kMax, kMax - (int64_t(1) << 62) - 5}));
-  EXPECT_EQ((i - kMax).tolist<int64_t>(), (std::vector<int64_t>{(int64_t(1) << 62) - kMax, -5 - kMax}));
+  // -5 - kMax wraps (two's complement, as the kernels compute it): written in uint64 here, where wrapping is defined
+  const int64_t wrapped = int64_t(uint64_t(-5) - uint64_t(kMax));
+  EXPECT_EQ((i - kMax).tolist<int64_t>(), (std::vector<int64_t>{(int64_t(1) << 62) - kMax, wrapped}));
 }
 
 }  // namespace
