@@ -1,7 +1,8 @@
 #pragma once
 // Linearizer: a lowered kernel graph (codegen/lowerer.h) -> the flat program of codegen/program.h.
-// Loops open in dim order around everything; each REDUCE becomes an accumulator declared before its own
-// loops, an update inside them, and its value read after they close.
+// linearize_kernel first runs the pass reduce_to_acc (codegen/reduce_to_acc.h: each REDUCE an accumulator and
+// its update), then orders the graph: loops open in dim order around everything; each accumulator is declared
+// before its own loops, updated at the end of their body, and read after they close.
 #include <vector>
 
 #include "uop/uop.h"
