@@ -131,6 +131,7 @@ class Kernel {
   // OptOps.TC (codegen/opt/tensor_cores.cpp): the matmul's M, N, K dims split into a warp's lanes and registers,
   // A's and B's views swizzled to the tensor core's register layout. Throws KernelOptError when it does not apply.
   void apply_tc(const Opt& opt);
+  void split_tc_dims(const TensorCore& tc, size_t ia, size_t ib, int m, int n, int k);
   // OptOps.PADTO (codegen/opt/padto.cpp): pad dim `axis` of every view up to a multiple of `amount`.
   void apply_padto(const Opt& opt);
   // Stride of dim d in tracker i's last view (0 for broadcast dims), or nullopt when masked/multi-view

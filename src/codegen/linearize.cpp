@@ -54,7 +54,7 @@ class Linearizer {
           u->op == Ops::DEFINE_LOCAL || u->op == Ops::TENSOR_MAP)
         emit(u);
     for (const UOp* u : topo_)
-      if (u->op == Ops::CONST && !init_only_.count(u)) emit(u);
+      if (u->op == Ops::CONST) emit(u);
     std::vector<const UOp*> globals;
     for (const UOp* u : topo_)
       if (u->op == Ops::RANGE && !owner_.count(u)) globals.push_back(u);
@@ -62,9 +62,7 @@ class Linearizer {
               [](const UOp* a, const UOp* b) { return a->get<int64_t>() < b->get<int64_t>(); });
     for (const UOp* r : globals) emit(r);
     for (const UOp* u : topo_) {
-      if (map_.count(u) || u->op == Ops::SINK || u->op == Ops::RANGE || nest_of(u) >= 0 || is_acc(u) ||
-          init_only_.count(u))
-        continue;
+      if (map_.count(u) || u->op == Ops::SINK || u->op == Ops::RANGE || nest_of(u) >= 0 || is_acc(u)) continue;
       if (group_of_.count(u)) emit_group(group_of_.at(u));
       else emit(u);
     }
@@ -86,7 +84,6 @@ class Linearizer {
   std::unordered_map<const UOp*, int> owner_;                     // reduce range -> group
   std::unordered_map<const UOp*, int> update_of_;                 // a node of an ASSIGN's update chain -> group
   std::unordered_map<const UOp*, std::vector<const UOp*>> chain_;  // ASSIGN -> its update chain, innermost first
-  std::unordered_set<const UOp*> init_only_;                      // CONSTs only accumulators start from
   std::unordered_map<const UOp*, std::vector<const UOp*>> deps_;  // ranges a node depends on
   std::unordered_map<const UOp*, UOpPtr> map_;                    // lowered node -> emitted node
   std::vector<UOpPtr> out_;
@@ -115,31 +112,13 @@ class Linearizer {
         if (!added && o->second != it->second)
           throw Error("linearize: a reduce range is shared by accumulators over different range sets");
       }
-      std::vector<const UOp*> chain;
-      for (const UOp* x = u->src[1].get(); x != acc && is_alu(x->op) && x->src.size() == 2;) {
-        const UOp* inner = x->src[0].get();
-        if (inner != acc && !(inner->op == x->op && is_alu(inner->op))) break;
-        chain.push_back(x);
-        x = inner;
-      }
-      if (!chain.empty() && chain.back()->src[0].get() != acc) chain.clear();  // not a chain from the accumulator
+      std::vector<const UOp*> chain;  // down the first operands to the accumulator
+      const UOp* down = u->src[1].get();
+      for (; down != acc && is_alu(down->op); down = down->src[0].get()) chain.push_back(down);
+      if (down != acc) chain.clear();  // a folded tensor-core lane: the update is the lane itself
       std::reverse(chain.begin(), chain.end());
       for (const UOp* x : chain) update_of_[x] = it->second;
       chain_[u] = std::move(chain);
-    }
-    // An accumulator's starting value (a CONST, or a VECTORIZE of them) is emitted with it, unless something else
-    // uses it too. (Users are decided first: reverse graph order.)
-    std::unordered_map<const UOp*, std::vector<const UOp*>> users;
-    for (const UOp* u : topo_)
-      for (auto& s : u->src) users[s.get()].push_back(u);
-    for (auto it = topo_.rbegin(); it != topo_.rend(); ++it) {
-      const UOp* u = *it;
-      if (u->op != Ops::CONST && u->op != Ops::VECTORIZE) continue;
-      const std::vector<const UOp*>& us = users[u];
-      if (!us.empty() && std::all_of(us.begin(), us.end(), [&](const UOp* x) {
-            return (is_acc(x) && x->src[0].get() == u) || init_only_.count(x);
-          }))
-        init_only_.insert(u);
     }
   }
 
@@ -196,7 +175,7 @@ class Linearizer {
     std::vector<const UOp*> todo(anc.begin(), anc.end());
     std::sort(todo.begin(), todo.end(), [&](const UOp* a, const UOp* b) { return order_.at(a) < order_.at(b); });
     for (const UOp* v : todo) {
-      if (map_.count(v) || v->op == Ops::RANGE || nest_of(v) >= 0 || is_acc(v) || init_only_.count(v)) continue;
+      if (map_.count(v) || v->op == Ops::RANGE || nest_of(v) >= 0 || is_acc(v)) continue;
       if (group_of_.count(v)) emit_group(group_of_.at(v));
       else emit(v);
     }

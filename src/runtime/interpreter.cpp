@@ -373,6 +373,32 @@ class Executor {
     return Num{};
   }
 
+  // RANGE, ENDRANGE and IF: the pc to go on at (the next one where nothing jumps).
+  size_t control(const Instr& in, Num* v, size_t pc) const {
+    switch (in.op) {
+      case Ops::RANGE:  // control reaches a RANGE only from above: this is always a loop's first entry
+        v[in.out] = v[in.src[0]];
+        return v[in.src[0]].i >= v[in.src[1]].i ? size_t(in.target) + 1 : pc + 1;
+      case Ops::ENDRANGE: {
+        const Instr& r = p_.code[size_t(in.target)];
+        const int64_t next = v[r.out].i + 1;
+        if (next >= v[r.src[1]].i) return pc + 1;
+        v[r.out] = Num{next, 0};
+        return size_t(in.target) + 1;
+      }
+      default:  // IF
+        return v[in.src[0]].i == 0 ? size_t(in.target) + 1 : pc + 1;
+    }
+  }
+
+  // The asynchronous copies and their barriers: copies land at once (commits and waits have nothing to do, a
+  // tensor map is only a parameter), TMA barriers count their bytes.
+  void async_copy(const ThreadCtx& t, size_t pc, const Instr& in) const {
+    if (in.op == Ops::CP_ASYNC) cp_async(t, pc, in);
+    else if (in.op == Ops::TMA_LOAD) tma_load(t, pc, in);
+    else if (in.op == Ops::MBAR_INIT || in.op == Ops::MBAR_EXPECT || in.op == Ops::MBAR_WAIT) mbarrier(t, pc, in);
+  }
+
   // Runs `t` from its pc until it finishes or stops at a BARRIER (t.pc then points at the BARRIER).
   Stop step(ThreadCtx& t) const {
     const std::vector<Instr>& code = p_.code;
@@ -395,29 +421,10 @@ class Executor {
           v[in.out] = special(t, in);
           break;
         case Ops::RANGE:
-          // Control reaches a RANGE only from above: this is always a loop's first entry.
-          v[in.out] = v[in.src[0]];
-          if (v[in.src[0]].i >= v[in.src[1]].i) {
-            pc = size_t(in.target) + 1;
-            continue;
-          }
-          break;
-        case Ops::ENDRANGE: {
-          const Instr& r = code[size_t(in.target)];
-          int64_t next = v[r.out].i + 1;
-          if (next < v[r.src[1]].i) {
-            v[r.out] = Num{next, 0};
-            pc = size_t(in.target) + 1;
-            continue;
-          }
-          break;
-        }
+        case Ops::ENDRANGE:
         case Ops::IF:
-          if (v[in.src[0]].i == 0) {
-            pc = size_t(in.target) + 1;
-            continue;
-          }
-          break;
+          pc = control(in, v, pc);
+          continue;
         case Ops::BARRIER:
         case Ops::WMMA:  // warp-wide: every thread must get here first (run_group)
         case Ops::LDMATRIX:
@@ -425,19 +432,14 @@ class Executor {
           t.pc = pc;
           return Stop::kBarrier;
         case Ops::CP_ASYNC:
-          cp_async(t, pc, in);
-          break;
         case Ops::ASYNC_COMMIT:
         case Ops::ASYNC_WAIT:
         case Ops::TENSOR_MAP:
-          break;
         case Ops::TMA_LOAD:
-          tma_load(t, pc, in);
-          break;
         case Ops::MBAR_INIT:
         case Ops::MBAR_EXPECT:
         case Ops::MBAR_WAIT:
-          mbarrier(t, pc, in);
+          async_copy(t, pc, in);
           break;
         case Ops::GEP:
           v[in.out] = v[in.src[0] + in.aux];

@@ -82,10 +82,17 @@ void Kernel::apply_tc(const Opt& opt) {
   if (m < 0 || n < 0 || k < 0)
     fail("needs M, N and K dims that are multiples of " + std::to_string(tc->m) + ", " + std::to_string(tc->n) + ", " +
          std::to_string(tc->k) + " in " + name());
+  split_tc_dims(*tc, ia, ib, m, n, k);
+  tc_ = TcSetup{*tc, ia, ib};
+  applied_.push_back(opt);
+}
 
+// The M, N and K dims split as the warp lays out its work, then A's and B's views swizzled to their registers
+// (the comment at the top).
+void Kernel::split_tc_dims(const TensorCore& tc, size_t ia, size_t ib, int m, int n, int k) {
   // Split K, then the later of M and N, then the earlier: a split moves only dims after the one split (its
   // new dims join the LOCAL/UPCAST/UNROLL regions after the loops, a remainder of 1 is dropped).
-  if (tc->k_lo() > 1) shift_to(k, tc->k_lo(), false, AxisKind::UNROLL, TcRole::K_LO);
+  if (tc.k_lo() > 1) shift_to(k, tc.k_lo(), false, AxisKind::UNROLL, TcRole::K_LO);
   shift_to(k, 4, false, AxisKind::UNROLL, TcRole::K_MID);
   shift_to(k, 2, false, AxisKind::UNROLL, TcRole::K_HI);
   auto split_m = [&] {
@@ -99,7 +106,8 @@ void Kernel::apply_tc(const Opt& opt) {
   if (m > n) split_m(), split_n();
   else split_n(), split_m();
   for (TcRole r : {TcRole::LANE_G, TcRole::LANE_T, TcRole::M_HI, TcRole::N_LO, TcRole::K_HI, TcRole::K_MID, TcRole::K_LO})
-    if (dim_of(r) < 0 && (r != TcRole::K_LO || tc->k_lo() > 1)) throw Error("apply_tc: lost the tensor core dim " + std::to_string(int(r)) + " in " + name());
+    if (dim_of(r) < 0 && (r != TcRole::K_LO || tc.k_lo() > 1))
+      throw Error("apply_tc: lost the tensor core dim " + std::to_string(int(r)) + " in " + name());
 
   // Swizzle A and B to their register layouts.
   const size_t g = size_t(dim_of(TcRole::LANE_G)), t = size_t(dim_of(TcRole::LANE_T));
@@ -117,8 +125,6 @@ void Kernel::apply_tc(const Opt& opt) {
   };
   swizzle(ia, false);
   swizzle(ib, true);
-  tc_ = TcSetup{*tc, ia, ib};
-  applied_.push_back(opt);
 }
 
 }  // namespace tg
