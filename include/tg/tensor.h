@@ -15,6 +15,7 @@
 #include "tg/context.h"
 #include "tg/dtype.h"
 #include "tg/error.h"
+#include "tg/variable.h"
 
 namespace tg {
 
@@ -97,6 +98,11 @@ class Tensor {
   explicit Tensor(const std::vector<T>& data, Shape shape = {}, TensorOptions opts = {})
       : Tensor(data.data(), dtype_of<T>(), int64_t(data.size()), std::move(shape), std::move(opts)) {}
   explicit Tensor(ConstValue scalar, TensorOptions opts = {});  // a 0-d tensor
+  // A 0-d int32 tensor holding a bound variable's value (its kernels take the value as an argument); opts may
+  // name the device only.
+  explicit Tensor(const BoundVariable& v, TensorOptions opts = {});
+  // The bound variable this tensor is (a 0-d tensor made from one, maybe reshaped or expanded), or none.
+  std::optional<BoundVariable> bound_variable() const;
   static Tensor empty(const Shape& shape, TensorOptions opts = {});
   static Tensor zeros(const Shape& shape, TensorOptions opts = {});
   static Tensor ones(const Shape& shape, TensorOptions opts = {});

@@ -265,6 +265,10 @@ tg::Tensor tensor_from(nb::handle data, const tg::TensorOptions& opts) {
     return t;
   }
   if (data.is_none()) return tg::Tensor::empty({0}, opts);
+  if (nb::isinstance<tg::BoundVariable>(data)) {  // a 0-d int32 of the variable's value (a kernel argument)
+    tg::Tensor t(nb::cast<tg::BoundVariable>(data), {.device = opts.device});
+    return opts.dtype && !(*opts.dtype == t.dtype()) ? t.cast(*opts.dtype) : t;
+  }
   if (PyBytes_Check(data.ptr())) return from_bytes_object(data, opts);
   if (std::optional<tg::ConstValue> c = py_number(data)) return tg::Tensor(*c, opts);
   if (PyList_Check(data.ptr()) || PyTuple_Check(data.ptr())) return from_list(data, opts);

@@ -52,6 +52,7 @@ NB_MODULE(_C, m) {
     }
   });
   tgpy::bind_dtype(m);
+  tgpy::bind_variable(m);
   nb::class_<tg::Tensor> tensor(m, "Tensor", nb::type_slots(tgpy::tensor_type_slots()));
   tgpy::bind_tensor_core(tensor);
   tgpy::bind_tensor_math(tensor);

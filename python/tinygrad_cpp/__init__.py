@@ -10,8 +10,10 @@ from tinygrad_cpp.dtype import dtypes, DType
 from tinygrad_cpp.tensor import Tensor, from_dlpack
 from tinygrad_cpp.device import Device, Context, GlobalCounters, getenv
 from tinygrad_cpp.jit import TinyJit, JitError
+
+Variable = _C.Variable
 from tinygrad_cpp import nn
 
 __all__ = ["Tensor", "dtypes", "DType", "Device", "Context", "GlobalCounters", "getenv", "nn", "from_dlpack", "TinyJit",
-           "JitError"]
+           "JitError", "Variable"]
 __version__ = "0.1.0"

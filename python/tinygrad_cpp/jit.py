@@ -1,8 +1,9 @@
 """TinyJit, as tinygrad's: @TinyJit on a function of tensors. The first call runs it, the second records the
 kernels it launches, later calls replay them on the new tensors' memory (C++: include/tg/jit.h).
 
-Tensors may be anywhere in the arguments (positional, keyword, inside lists, tuples and dicts); other arguments
-are frozen at capture, as in tinygrad. The result may be a tensor or a list/tuple/dict of them; a replay
+Tensors may be anywhere in the arguments (positional, keyword, inside lists, tuples and dicts); so may bound
+Variables (Variable("start_pos", 1, 1024).bind(n)): each replay runs the kernels with the new value. Other
+arguments are frozen at capture, as in tinygrad. The result may be a tensor or a list/tuple/dict of them; a replay
 returns tensors over the capture's output buffers. Misuse (a changed shape, dtype or device of an input, a
 function that returns an input or runs no kernel) raises JitError.
 """
@@ -22,17 +23,27 @@ class _Slot:
   def __init__(self, i): self.i = i
 
 
+class _VarSlot(_Slot):
+  """A bound variable: the C++ side sees it as a tensor of its value, the function gets the variable back."""
+  __slots__ = ("bound",)
+  def __init__(self, i, bound): self.i, self.bound = i, bound
+
+
 def _flatten(x, out):
   """x with each Tensor replaced by a _Slot into `out` (tensors appended in order of appearance)."""
   if isinstance(x, Tensor):
     out.append(x)
     return _Slot(len(out) - 1)
+  if isinstance(x, _C.BoundVariable):
+    out.append(Tensor(x))
+    return _VarSlot(len(out) - 1, x)
   if isinstance(x, (list, tuple)): return type(x)(_flatten(v, out) for v in x)
   if isinstance(x, dict): return {k: _flatten(v, out) for k, v in x.items()}
   return x
 
 
 def _fill(x, tensors):
+  if isinstance(x, _VarSlot): return x.bound
   if isinstance(x, _Slot): return tensors[x.i]
   if isinstance(x, (list, tuple)): return type(x)(_fill(v, tensors) for v in x)
   if isinstance(x, dict): return {k: _fill(v, tensors) for k, v in x.items()}

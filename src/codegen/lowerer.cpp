@@ -154,6 +154,7 @@ const TypedMatcher<Lowerer>& Lowerer::pm_expand() {
   static const TypedMatcher<Lowerer> pm({
       // leaves: views become index math, one value per combination of the upcast values they depend on
       on(UPat::op(Ops::CONST, {view}), &Lowerer::lower_const),
+      on(UPat::op(Ops::DEFINE_VAR, {view}), &Lowerer::lower_const),  // a variable: a value known at launch
       on(UPat::op(Ops::LOAD, {global, view}), &Lowerer::lower_load),
       // compute: per combination of the sources' upcast values (lowered nodes have no UNROLL source: no match)
       on(UPat::ops_of(alu_and_casts()), &Lowerer::lower_alu),
@@ -408,8 +409,9 @@ UOpPtr Lowerer::load(const UOpPtr& buf, DType dt, const UOpPtr& idx, const UOpPt
   return UOp::make(Ops::LOAD, dt, {buf, idx, valid, alt});
 }
 
+// A CONST or DEFINE_VAR leaf seen through a view: the value where the view is valid, 0 elsewhere.
 UOpPtr Lowerer::lower_const(const UOpPtr& u) {
-  auto c = UOp::make(Ops::CONST, u->dtype, {}, u->arg);
+  auto c = UOp::make(u->op, u->dtype, {}, u->arg);
   auto [idx, valid] = index_of(u->src[0].get());
   if (always(valid)) return c;
   Info in{deps(valid), {}};

@@ -4,12 +4,21 @@
 // While a ScheduleCapture is alive on a thread, every ScheduleItem that thread runs (kernels and copies) is
 // appended to it, with its BUFFER nodes as they were. replay() runs such a list again with some BUFFER nodes
 // rebound to others (new inputs): no scheduling, no codegen, one method-cache lookup per kernel.
+#include <cstdint>
+#include <functional>
 #include <unordered_map>
 #include <vector>
 
 #include "schedule/schedule.h"
 
 namespace tg {
+
+// A value the host computed during a captured call that each replay must compute again (the key of a random
+// draw): before a replay's items run, `bytes()` is written into `host`, a HOST buffer the items copy to the device.
+struct HostInput {
+  UOpPtr host;
+  std::function<std::vector<uint8_t>()> bytes;
+};
 
 class ScheduleCapture {
  public:
@@ -18,6 +27,7 @@ class ScheduleCapture {
   ScheduleCapture(const ScheduleCapture&) = delete;
   ScheduleCapture& operator=(const ScheduleCapture&) = delete;
   std::vector<ScheduleItem> items;
+  std::vector<HostInput> host_inputs;  // in the order the call made them (a replay recomputes them in that order)
 
   static ScheduleCapture* active();  // this thread's, or nullptr
 };

@@ -2,6 +2,7 @@
 // through the host), DEBUG=2 lines.
 #include "engine/realize.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -11,6 +12,7 @@
 #include "helpers/debug.h"
 #include "tg/context.h"
 #include "tg/counters.h"
+#include "tg/error.h"
 
 namespace tg {
 
@@ -91,6 +93,21 @@ bool copy_buffer(Buffer& dst, Buffer& src) {
   return false;
 }
 
+std::vector<int64_t> var_values(const ProgramSpec& spec, const std::vector<VarValue>& vars) {
+  std::vector<int64_t> out;
+  out.reserve(spec.vars.size());
+  for (const UOpPtr& v : spec.vars) {
+    const auto& r = v->get<NamedRange>();
+    auto it = std::find_if(vars.begin(), vars.end(), [&](const VarValue& b) { return b.var.name == r.name; });
+    if (it == vars.end()) throw Error("run " + spec.name + ": variable " + r.name + " has no value bound");
+    if (it->value < r.min || it->value > r.max)
+      throw Error("run " + spec.name + ": variable " + r.name + " = " + std::to_string(it->value) +
+                  " outside its range [" + std::to_string(r.min) + ", " + std::to_string(r.max) + "]");
+    out.push_back(it->value);
+  }
+  return out;
+}
+
 void run_schedule_item(const ScheduleItem& item) {
   if (ScheduleCapture* c = ScheduleCapture::active()) c->items.push_back(item);  // TinyJit is recording
   if (item.ast->op == Ops::COPY) return run_copy(item);
@@ -104,7 +121,7 @@ void run_schedule_item(const ScheduleItem& item) {
     mem += int64_t(b->nbytes());
   }
   bool wait = timing_each_item();
-  double et = get_device(device).executes() ? r.program->run(ptrs, {}, wait) : 0;
+  double et = get_device(device).executes() ? r.program->run(ptrs, var_values(r.spec, item.vars), wait) : 0;
   GlobalCounters::kernel_count++;
   GlobalCounters::global_ops += r.spec.estimated_ops;
   GlobalCounters::global_mem += mem;

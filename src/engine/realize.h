@@ -25,6 +25,9 @@ CompiledRunner& get_runner(const std::string& device, const UOpPtr& ast);
 bool copy_buffer(Buffer& dst, Buffer& src);
 // Whether every kernel and copy is waited for and timed (DEBUG>=2 prints the times, PROFILE=1 only adds them up).
 bool timing_each_item();
+// The values of a kernel's variables (spec.vars, in parameter order) from an item's bindings; a variable without
+// a value or outside its range is a tg::Error.
+std::vector<int64_t> var_values(const ProgramSpec& spec, const std::vector<VarValue>& vars);
 // Run one ScheduleItem (a kernel or a copy), with DEBUG=2 output and GlobalCounters.
 void run_schedule_item(const ScheduleItem& item);
 // Realize the graphs of `roots`; returns what each root becomes (a view of its buffer).

@@ -18,8 +18,12 @@ ContextVar JIT_PLAN("JIT_PLAN", 1);  // 0: captured intermediates keep their own
 
 }  // namespace
 
-ReplayPlan::ReplayPlan(std::vector<ScheduleItem> items, std::vector<UOpPtr> inputs, const std::vector<UOpPtr>& outputs)
-    : items_(std::move(items)), inputs_(std::move(inputs)) {
+ReplayPlan::ReplayPlan(std::vector<ScheduleItem> items, std::vector<UOpPtr> inputs, const std::vector<UOpPtr>& outputs,
+                       std::vector<HostInput> host_inputs, std::vector<std::string> variables)
+    : items_(std::move(items)),
+      inputs_(std::move(inputs)),
+      host_inputs_(std::move(host_inputs)),
+      variables_(std::move(variables)) {
   ReplayScope jit;  // the runners bound here are the ones a replay compiles (JITBEAM)
   if (JIT_PLAN > 0) {
     std::vector<UOpPtr> keep = inputs_;
@@ -41,6 +45,12 @@ ReplayPlan::ReplayPlan(std::vector<ScheduleItem> items, std::vector<UOpPtr> inpu
     if (item.ast->op != Ops::COPY) {  // (copies between devices run between the graphs)
       const std::string dev = buffer_device(item.bufs.at(0).get());
       e.runner = &get_runner(dev, item.ast);
+      e.vars = var_values(e.runner->spec, item.vars);
+      for (size_t p = 0; p < e.runner->spec.vars.size(); p++) {
+        const auto& r = e.runner->spec.vars[p]->get<NamedRange>();
+        for (size_t v = 0; v < variables_.size(); v++)
+          if (variables_[v] == r.name) var_slots_.push_back({execs_.size(), p, v, r.min, r.max});
+      }
       if (!device.empty() && dev != device) graphable_ = false;
       device = dev;
       ops_ += e.runner->spec.estimated_ops;
@@ -56,12 +66,16 @@ ReplayPlan::ReplayPlan(std::vector<ScheduleItem> items, std::vector<UOpPtr> inpu
     execs_.push_back(std::move(e));
   }
   if (device.empty()) graphable_ = false;
+  // A graph holds each kernel's arguments as recorded: one whose variables change per replay launches directly.
+  if (!var_slots_.empty()) graphable_ = false;
 }
 
-void ReplayPlan::run(const std::vector<UOpPtr>& inputs) {
+void ReplayPlan::run(const std::vector<UOpPtr>& inputs, const std::vector<int64_t>& variables) {
   if (inputs.size() != inputs_.size())
     throw Error("TinyJit: a replay got " + std::to_string(inputs.size()) + " inputs, the plan has " +
                 std::to_string(inputs_.size()));
+  set_variables(variables);
+  refresh_host_inputs();
   if (timing_each_item()) return run_items(inputs);  // per kernel: lines and times
   if (graphable_ && JIT < 2 && !graph_tried_) record_graphs();
   if (graphed()) return run_graphs(inputs);
@@ -77,7 +91,7 @@ void ReplayPlan::record_graphs() {
     if (end > x) {
       Device& dev = get_device(execs_[x].runner->device);
       graphs[x] = dev.record_graph([&] {
-        for (size_t k = x; k < end; k++) execs_[k].runner->program->run(execs_[k].ptrs, {}, false);
+        for (size_t k = x; k < end; k++) execs_[k].runner->program->run(execs_[k].ptrs, execs_[k].vars, false);
       });
       if (!graphs[x]) return;  // the device has no graphs
     }
@@ -109,7 +123,7 @@ void ReplayPlan::run_bound(const std::vector<UOpPtr>& inputs) {
     }
     std::vector<void*> ptrs = e.ptrs;
     for (; s < slots_.size() && slots_[s].exec == x; s++) ptrs[slots_[s].buf] = in[slots_[s].input];
-    e.runner->program->run(ptrs, {}, false);
+    e.runner->program->run(ptrs, e.vars, false);
   }
   count_kernels();
 }
@@ -130,6 +144,33 @@ void ReplayPlan::run_graphs(const std::vector<UOpPtr>& inputs) {
     if (!execs_[x].runner) replay({items_[x]}, {});  // a copy, on captured memory (inputs were copied in)
   }
   count_kernels();
+}
+
+// Each kernel's variables given by this replay, checked against the ranges the kernel was compiled for; the items
+// (the path that runs them through the engine) get the same values.
+void ReplayPlan::set_variables(const std::vector<int64_t>& values) {
+  if (values.size() != variables_.size())
+    throw Error("TinyJit: a replay got " + std::to_string(values.size()) + " variables, the plan has " +
+                std::to_string(variables_.size()));
+  for (const VarSlot& v : var_slots_) {
+    const int64_t x = values[v.variable];
+    if (x < v.min || x > v.max)
+      throw Error("TinyJit: variable " + variables_[v.variable] + " = " + std::to_string(x) + " outside its range [" +
+                  std::to_string(v.min) + ", " + std::to_string(v.max) + "]");
+    execs_[v.exec].vars[v.position] = x;
+  }
+  for (ScheduleItem& item : items_)
+    for (VarValue& b : item.vars)
+      for (size_t v = 0; v < variables_.size(); v++)
+        if (b.var.name == variables_[v]) b.value = values[v];
+}
+
+// Host memory, written before any item runs: the items that copy it to the device see this replay's values.
+void ReplayPlan::refresh_host_inputs() {
+  for (const HostInput& h : host_inputs_) {
+    std::vector<uint8_t> bytes = h.bytes();
+    buffer_of(h.host.get())->copyin(bytes.data(), bytes.size());
+  }
 }
 
 void ReplayPlan::count_kernels() const {

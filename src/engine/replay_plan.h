@@ -7,9 +7,11 @@
 // ones, then launches the graphs (and runs the copies between them): one call per run of kernels. A replay that is
 // timed or printed per kernel (DEBUG>=2, PROFILE) runs the items one by one, as eager code does.
 #include <memory>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "engine/capture.h"
 #include "engine/memory_planner.h"
 #include "engine/realize.h"
 #include "runtime/buffer.h"
@@ -21,11 +23,15 @@ namespace tg {
 class ReplayPlan {
  public:
   // `inputs`: the BUFFER nodes the batch read its inputs from when it was captured; `outputs`: those of the
-  // results the caller sees. The plan is the only holder of `items`: their intermediates share memory
-  // (engine/memory_planner.h; JIT_PLAN=0: they keep their own).
-  ReplayPlan(std::vector<ScheduleItem> items, std::vector<UOpPtr> inputs, const std::vector<UOpPtr>& outputs);
-  // Runs the batch on new inputs (their BUFFER nodes, in the captured order; the same shapes and dtypes).
-  void run(const std::vector<UOpPtr>& inputs);
+  // results the caller sees; `host_inputs`: values each replay computes again first (capture.h). The plan is the
+  // only holder of `items`: their intermediates share memory (engine/memory_planner.h; JIT_PLAN=0: they keep
+  // their own).
+  // `variables`: the names of the variables whose values each replay gives (the rest keep the capture's values).
+  ReplayPlan(std::vector<ScheduleItem> items, std::vector<UOpPtr> inputs, const std::vector<UOpPtr>& outputs,
+             std::vector<HostInput> host_inputs = {}, std::vector<std::string> variables = {});
+  // Runs the batch on new inputs (their BUFFER nodes, in the captured order; the same shapes and dtypes) and the
+  // variables' new values (in the order of `variables`; each checked against its range).
+  void run(const std::vector<UOpPtr>& inputs, const std::vector<int64_t>& variables = {});
   size_t size() const { return items_.size(); }
   bool graphed() const { return !graphs_.empty(); }
   const MemoryPlanStats& memory() const { return memory_; }
@@ -35,15 +41,23 @@ class ReplayPlan {
     CompiledRunner* runner = nullptr;  // null for a copy
     std::vector<std::shared_ptr<Buffer>> bufs;
     std::vector<void*> ptrs;
+    std::vector<int64_t> vars;  // the kernel's variables' values at capture (ProgramSpec::vars order)
+  };
+  struct VarSlot {
+    size_t exec, position, variable;  // exec's vars[position] is the replay's variable `variable`
+    int64_t min, max;
   };
   struct InputSlot {
     size_t exec, buf, input;
   };
   std::vector<ScheduleItem> items_;
   std::vector<UOpPtr> inputs_;
+  std::vector<HostInput> host_inputs_;
   std::vector<std::shared_ptr<Buffer>> input_bufs_;  // the captured inputs' memory
   std::vector<Exec> execs_;
   std::vector<InputSlot> slots_;
+  std::vector<std::string> variables_;
+  std::vector<VarSlot> var_slots_;
   bool graphable_ = true;
   bool graph_tried_ = false;
   // per exec: the graph of the run of kernels it starts (the others of the run: null, skipped), empty when none
@@ -53,7 +67,9 @@ class ReplayPlan {
 
   std::unordered_map<const UOp*, UOpPtr> rebind(const std::vector<UOpPtr>& inputs) const;
   void count_kernels() const;
+  void refresh_host_inputs();
   void run_items(const std::vector<UOpPtr>& inputs);
+  void set_variables(const std::vector<int64_t>& values);
   void run_bound(const std::vector<UOpPtr>& inputs);
   void record_graphs();
   void run_graphs(const std::vector<UOpPtr>& inputs);

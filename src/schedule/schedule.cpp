@@ -23,8 +23,8 @@ bool same_loops(const UOp* a, const UOp* b) {
 }
 
 bool is_base_compute(const UOp* u) {
-  return u->op != Ops::BUFFER && u->op != Ops::CONST && u->op != Ops::DEVICE && u->op != Ops::VIEW &&
-         u->op != Ops::SINK;
+  return u->op != Ops::BUFFER && u->op != Ops::CONST && u->op != Ops::BIND && u->op != Ops::DEVICE &&
+         u->op != Ops::VIEW && u->op != Ops::SINK;
 }
 const UOp* base_of(const UOp* u) { return u->op == Ops::VIEW ? u->src[0].get() : u; }
 
@@ -117,6 +117,11 @@ class AstBuilder {
         auto view = UOp::make(Ops::VIEW, dtypes::void_, {}, trackers_[st]);
         return leaf = memo_[key] = UOp::make(Ops::CONST, node->dtype, {view}, node->arg), true;
       }
+      if (node->op == Ops::BIND) {  // the kernel reads the variable, unbound; its value goes with the item
+        bind(*node);
+        auto view = UOp::make(Ops::VIEW, dtypes::void_, {}, trackers_[st]);
+        return leaf = memo_[key] = UOp::make(Ops::DEFINE_VAR, node->dtype, {view}, node->src[0]->arg), true;
+      }
       enter(node, trackers_[st]);
       stack.push_back({node, st, {}});
       return false;
@@ -144,6 +149,20 @@ class AstBuilder {
 
   std::vector<const UOp*> inputs;                           // realized nodes / BUFFERs loaded, DEFINE_GLOBAL 1.. in order
   std::vector<const UOp*> hosted;                           // realized reduces this kernel computes and stores too
+  std::vector<VarValue> vars;                               // the values of the variables it reads
+
+  // A variable bound twice in one kernel must have one value (and one range).
+  void bind(const UOp& b) {
+    const auto& var = b.src[0]->get<NamedRange>();
+    const int64_t value = b.get<int64_t>();
+    for (const VarValue& v : vars)
+      if (v.var.name == var.name) {
+        if (v.var == var && v.value == value) return;
+        throw Error("schedule: variable " + var.name + " bound to " + std::to_string(v.value) + " and " +
+                    std::to_string(value) + " (or with two ranges) in one kernel");
+      }
+    vars.push_back({var, value});
+  }
 
  private:
   const UOp* root_;
@@ -297,6 +316,7 @@ struct BuiltKernel {
   std::vector<const UOp*> inputs;
   std::vector<const UOp*> hosted;
   const UOp* reduce = nullptr;  // the reduce whose loops its output nests in (AstBuilder::kernel_reduce)
+  std::vector<VarValue> vars;
 };
 
 class Scheduler {
@@ -393,8 +413,17 @@ class Scheduler {
     for (auto& r : sink->src) {
       const UOp* b = base_of(r.get());
       if (is_base_compute(b)) realize_.insert(b);
-      // A realized constant gets a buffer of its full shape, as tinygrad does.
-      if (b->op == Ops::CONST && r->op == Ops::VIEW) realize_.insert(r.get());
+      // A realized constant (or variable) gets a buffer of its full shape, as tinygrad does.
+      if ((b->op == Ops::CONST || b->op == Ops::BIND) && r->op == Ops::VIEW) realize_.insert(r.get());
+    }
+    // Nodes computed from constants and variables alone (a variable cast to float): cheaper to compute again than
+    // to store and load.
+    std::unordered_set<const UOp*> from_constants;
+    for (const UOp* u : topo_) {
+      bool leaf = u->op == Ops::CONST || u->op == Ops::BIND || u->op == Ops::DEVICE || u->op == Ops::DEFINE_VAR;
+      bool pure = is_alu(u->op) || u->op == Ops::CAST || u->op == Ops::BITCAST || u->op == Ops::VIEW;
+      for (const UOpPtr& s : u->src) pure &= from_constants.count(s.get()) > 0;
+      if (leaf || (pure && !u->src.empty())) from_constants.insert(u);
     }
     for (const UOp* u : topo_) {
       switch (u->op) {
@@ -405,7 +434,8 @@ class Scheduler {
         case Ops::VIEW: {
           // A base read through an expanding view would be recomputed per copy: realize it.
           const UOp* b = u->src[0].get();
-          if (is_base_compute(b) && u->get<ShapeTracker>().size() > prod(b->shape)) realize_.insert(b);
+          if (is_base_compute(b) && !from_constants.count(b) && u->get<ShapeTracker>().size() > prod(b->shape))
+            realize_.insert(b);
           break;
         }
         default: break;
@@ -534,7 +564,8 @@ class Scheduler {
     auto out = UOp::make(Ops::DEFINE_GLOBAL, u->dtype.pointer(), {}, int64_t(0));
     auto view = UOp::make(Ops::VIEW, dtypes::void_, {}, out_st);
     std::vector<UOpPtr> stores{UOp::make(Ops::STORE, dtypes::void_, {out, view, value})};
-    if (b.hosted.empty()) return {u, UOp::make(Ops::SINK, dtypes::void_, stores), b.inputs, {}, b.kernel_reduce()};
+    if (b.hosted.empty())
+      return {u, UOp::make(Ops::SINK, dtypes::void_, stores), b.inputs, {}, b.kernel_reduce(), b.vars};
     // Hosted reduces are outputs 1..h, stored through the same view (they have the kernel reduce's shape); the
     // inputs move up behind them. (Building a hosted value may host another: the loop reads the size each time.)
     std::vector<UOpPtr> hosted_values;
@@ -552,7 +583,7 @@ class Scheduler {
       auto buf = UOp::make(Ops::DEFINE_GLOBAL, r->dtype.pointer(), {}, i + 1);
       stores.push_back(UOp::make(Ops::STORE, dtypes::void_, {buf, view, shift(hosted_values[size_t(i)])}));
     }
-    return {u, UOp::make(Ops::SINK, dtypes::void_, std::move(stores)), b.inputs, b.hosted, b.kernel_reduce()};
+    return {u, UOp::make(Ops::SINK, dtypes::void_, std::move(stores)), b.inputs, b.hosted, b.kernel_reduce(), b.vars};
   }
 
   Schedule emit(const UOpPtr& sink, const std::vector<BuiltKernel>& kernels) {
@@ -569,7 +600,7 @@ class Scheduler {
       return buf;
     };
     for (const BuiltKernel& k : kernels) {
-      ScheduleItem item{k.ast, {output(k.root)}, 1 + k.hosted.size()};
+      ScheduleItem item{k.ast, {output(k.root)}, 1 + k.hosted.size(), k.vars};
       for (const UOp* r : k.hosted) item.bufs.push_back(output(r));
       for (const UOp* in : k.inputs) item.bufs.push_back(in->op == Ops::BUFFER ? in->ptr() : buffer_node.at(in));
       if (prod(k.root->shape) > 0) sched.items.push_back(std::move(item));

@@ -12,10 +12,17 @@ namespace tg {
 // or a COPY node (bufs[0] <- bufs[1]). bufs: outputs first, then inputs, in DEFINE_GLOBAL order, as BUFFER
 // nodes: the engine binds them to memory when it runs the item (engine/buffers.h), so a schedule can be run
 // again on other memory.
+// A variable's value for one run of a kernel (its AST holds the DEFINE_VAR, unbound).
+struct VarValue {
+  NamedRange var;
+  int64_t value;
+};
+
 struct ScheduleItem {
   UOpPtr ast;
-  std::vector<UOpPtr> bufs;  // the buffers the kernel (or copy) writes, then those it reads
-  size_t outputs = 1;        // bufs[0 .. outputs) are written: more than one in a multi-reduce kernel
+  std::vector<UOpPtr> bufs;    // the buffers the kernel (or copy) writes, then those it reads
+  size_t outputs = 1;          // bufs[0 .. outputs) are written: more than one in a multi-reduce kernel
+  std::vector<VarValue> vars;  // the values of the variables the kernel reads
 };
 
 struct Schedule {

@@ -2,6 +2,7 @@
 #include "tg/jit.h"
 
 #include <cstdio>
+#include <optional>
 
 #include "engine/capture.h"
 #include "engine/replay_plan.h"
@@ -15,7 +16,8 @@ struct TinyJit::State {
   int64_t calls = 0;
   bool captured = false;
   std::unique_ptr<ReplayPlan> plan;    // what a replay runs, bound to memory (made at capture)
-  std::vector<UOpPtr> input_buffers;   // the BUFFER node each input had at capture
+  std::vector<UOpPtr> input_buffers;   // the BUFFER node each input had at capture (variables have none)
+  std::vector<std::optional<Variable>> variables;  // per input: the variable it is, if one
   std::vector<Shape> shapes;
   std::vector<DType> dtypes;
   std::vector<std::string> devices;
@@ -81,45 +83,71 @@ std::vector<Tensor> TinyJit::operator()(const std::vector<Tensor>& inputs) {
     Tensor::realize_all(out);
     return out;
   }
+  // Inputs as buffers of their own; bound variables stay variables (each replay passes their values to the kernels).
   std::vector<Tensor> in;
-  for (const Tensor& t : inputs) in.push_back(as_buffer(t));
+  std::vector<std::string> variable_names;
+  for (const Tensor& t : inputs) {
+    std::optional<BoundVariable> bv = t.bound_variable();
+    if (bv) {
+      for (const std::string& n : variable_names)
+        if (n == bv->var.name) throw Error("TinyJit: variable " + n + " is given twice as an input");
+      variable_names.push_back(bv->var.name);
+    }
+    in.push_back(bv ? t : as_buffer(t));
+  }
   if (!s.captured) {
     std::vector<Tensor> out;
     std::vector<ScheduleItem> items;
+    std::vector<HostInput> host_inputs;
     {
       ScheduleCapture capture;
       out = s.fn(in);
       Tensor::realize_all(out);
       items = std::move(capture.items);
+      host_inputs = std::move(capture.host_inputs);
     }
     if (items.empty()) throw Error("TinyJit: the function ran no kernel while it was captured (nothing to replay)");
     for (size_t i = 0; i < in.size(); i++) {
+      s.variables.push_back(in[i].bound_variable() ? std::optional(in[i].bound_variable()->var) : std::nullopt);
+      s.shapes.push_back(in[i].shape());
+      s.dtypes.push_back(in[i].dtype());
+      s.devices.push_back(in[i].device());
+      if (s.variables[i]) continue;
       const UOp* b = input_buffer(in[i], i);
       for (size_t o = 0; o < out.size(); o++)
         if (buffer_node(out[o]) == b)
           throw Error("TinyJit: output " + std::to_string(o) + " is input " + std::to_string(i) +
                       " (a replay would return the capture's input, not the new one): return a copy");
       s.input_buffers.push_back(b->ptr());
-      s.shapes.push_back(in[i].shape());
-      s.dtypes.push_back(in[i].dtype());
-      s.devices.push_back(in[i].device());
     }
     std::vector<UOpPtr> out_buffers;
     for (const Tensor& o : out)
       if (const UOp* b = buffer_node(o)) out_buffers.push_back(b->ptr());
-    s.plan = std::make_unique<ReplayPlan>(std::move(items), s.input_buffers, out_buffers);
+    s.plan = std::make_unique<ReplayPlan>(std::move(items), s.input_buffers, out_buffers, std::move(host_inputs),
+                                          std::move(variable_names));
     s.outputs = out;
     s.captured = true;
     return out;
   }
-  if (in.size() != s.input_buffers.size())
+  if (in.size() != s.shapes.size())
     throw Error("TinyJit: called with " + std::to_string(in.size()) + " inputs, captured with " +
-                std::to_string(s.input_buffers.size()));
+                std::to_string(s.shapes.size()));
   std::vector<UOpPtr> buffers;
+  std::vector<int64_t> values;
   for (size_t i = 0; i < in.size(); i++) {
     auto bad = [&](const std::string& what, const std::string& now, const std::string& then) {
       return Error("TinyJit: input " + std::to_string(i) + " has " + what + " " + now + ", captured with " + then);
     };
+    std::optional<BoundVariable> bv = in[i].bound_variable();
+    if (bool(bv) != bool(s.variables[i]) || (bv && !(bv->var == *s.variables[i])))
+      throw bad("the value", bv ? "variable " + bv->var.name : "a tensor",
+                s.variables[i] ? "variable " + s.variables[i]->name + " [" + std::to_string(s.variables[i]->min) +
+                                     ", " + std::to_string(s.variables[i]->max) + "]"
+                               : "a tensor");
+    if (bv) {
+      values.push_back(bv->value);
+      continue;
+    }
     if (in[i].shape() != s.shapes[i]) throw bad("shape", shape_str(in[i].shape()), shape_str(s.shapes[i]));
     if (in[i].dtype() != s.dtypes[i]) throw bad("dtype", in[i].dtype().repr(), s.dtypes[i].repr());
     if (in[i].device() != s.devices[i]) throw bad("device", in[i].device(), s.devices[i]);
@@ -128,11 +156,11 @@ std::vector<Tensor> TinyJit::operator()(const std::vector<Tensor>& inputs) {
   if (DEBUG == 2) {  // the batch as one line (DEBUG>=3 lists its kernels too)
     {
       Context quiet({{"DEBUG", 1}});
-      s.plan->run(buffers);
+      s.plan->run(buffers, values);
     }
     std::printf("*** JIT      replay of %zu kernels%s\n", s.plan->size(), s.plan->graphed() ? " (one graph)" : "");
   } else {
-    s.plan->run(buffers);
+    s.plan->run(buffers, values);
   }
   return s.outputs;
 }

@@ -12,6 +12,7 @@
 #include <mutex>
 #include <numbers>
 
+#include "engine/capture.h"
 #include "runtime/device.h"
 #include "tensor/tensor_internal.h"
 #include "uop/exec_alu.h"
@@ -83,6 +84,22 @@ std::pair<uint32_t, uint32_t> next_key(const std::string& device, uint64_t num) 
   return {uint32_t(bits), uint32_t(bits >> 32)};
 }
 
+// The key of a draw as a 2-word tensor on `device`. It enters through a HOST buffer; in a call a TinyJit
+// captures, each replay writes the key of its own draw there first (engine/capture.h), so a replay draws the
+// numbers eager code would have drawn, not the capture's again.
+Tensor key_tensor(const std::string& device, uint64_t num, uint32_t k0, uint32_t k1) {
+  Tensor host(std::vector<uint32_t>{k0, k1}, {2}, {.device = "HOST"});
+  if (ScheduleCapture* capture = ScheduleCapture::active())
+    capture->host_inputs.push_back({host.uop()->src.at(0), [device, num] {
+                                      auto [r0, r1] = next_key(device, num);
+                                      std::vector<uint8_t> bytes(8);
+                                      std::memcpy(bytes.data(), &r0, 4);
+                                      std::memcpy(bytes.data() + 4, &r1, 4);
+                                      return bytes;
+                                    }});
+  return host.to(device);
+}
+
 // `num` random uint32 words on `device` (tinygrad's random_bits): threefry over the counter pairs
 // (i, i + ceil(num/2)), the low words of all outputs followed by the high words. Word j computes the pair
 // it belongs to and keeps one half: one elementwise kernel, where a cat of the two halves would make
@@ -105,7 +122,7 @@ Tensor random_bits(const char* op, const std::string& device, int64_t num) {
   Tensor j(idx, {num}, {.device = device});
   Tensor low_half = alu2(Ops::CMPLT, j, konst(j, half));
   Tensor i = low_half.where(j, add(j, uint32_t(0) - half));  // j - half, wrapping
-  Tensor key(std::vector<uint32_t>{nk0, nk1}, {2}, {.device = device});
+  Tensor key = key_tensor(device, num, nk0, nk1);
   Tensor k0 = key.shrink({{0, 1}}).expand({num}), k1 = key.shrink({{1, 2}}).expand({num});
   auto [lo, hi] = threefry2x32(i, add(i, half), k0, k1);
   return low_half.where(lo, hi);

@@ -7,7 +7,7 @@ namespace tg {
 
 #define TG_OPS(X)                                                                                    \
   /* tensor graph */                                                                                 \
-  X(BUFFER) X(DEVICE) X(COPY) X(CONTIGUOUS) X(ASSIGN) X(DETACH)                                      \
+  X(BUFFER) X(DEVICE) X(COPY) X(CONTIGUOUS) X(ASSIGN) X(DETACH) X(BIND)                              \
   /* movement (only at the tensor level; the graph stores them folded into VIEW) */                  \
   X(RESHAPE) X(PERMUTE) X(EXPAND) X(PAD) X(SHRINK) X(FLIP)                                           \
   /* shared by the tensor graph and kernel ASTs */                                                   \

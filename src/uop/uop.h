@@ -30,7 +30,9 @@ struct BufferArg {
   int64_t size;
   bool operator==(const BufferArg&) const = default;
 };
-// DEFINE_VAR ("i" with bounds) and DEFINE_LOCAL (a shared buffer): a name and a range of values.
+// DEFINE_VAR ("i" with bounds) and DEFINE_LOCAL (a shared buffer): a name and a range of values. A variable's value
+// lives in the tensor graph only, as BIND(DEFINE_VAR, DEVICE) with the value (int64) as arg: the scheduler strips
+// it into ScheduleItem::vars, so kernels hold the unbound DEFINE_VAR and one compile serves every value.
 struct NamedRange {
   std::string name;
   int64_t min = 0, max = 0;

@@ -72,3 +72,32 @@ def test_jit_off_runs_the_function():
   with Context(JIT=0):
     for _ in range(3): assert f(Tensor([1.0])).item() == 2.0
   assert len(runs) == 3
+
+
+def test_variables_replay_with_each_value():
+  from tinygrad_cpp import Variable
+  pos = Variable("pos", 0, 10)
+  w = Tensor.rand(10).realize()
+
+  @TinyJit
+  def f(x, start_pos):
+    return ((Tensor.arange(10) < start_pos).where(x, 0) + w * Tensor(start_pos)).sum()
+
+  for k in [3, 5, 0, 10, 7]:
+    x = Tensor.rand(10).realize()
+    got = f(x, start_pos=pos.bind(k)).item()
+    xs, ws = x.numpy(), w.numpy()
+    np.testing.assert_allclose(got, xs[:k].sum() + (ws * k).sum(), rtol=1e-5)
+  assert f.captured
+  assert pos.bind(4).unbind() == (pos, 4) and int(pos.bind(4)) == 4 and pos.expr == "pos"
+  with pytest.raises(RuntimeError, match="outside its range"): pos.bind(11)
+  with pytest.raises(JitError, match="called with 1 inputs"): f(Tensor.rand(10).realize(), start_pos=3)
+
+
+def test_random_draws_follow_the_eager_stream():
+  def draws(jit_level):
+    with Context(JIT=jit_level):
+      Tensor.manual_seed(7)
+      f = TinyJit(lambda x: x + Tensor.rand(4))
+      return [f(Tensor.ones(4).realize()).numpy().copy() for _ in range(4)]
+  for a, b in zip(draws(0), draws(1)): np.testing.assert_array_equal(a, b)
