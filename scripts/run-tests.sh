@@ -2,13 +2,14 @@
 # Build tinygrad.cpp and run the whole test suite: ctest (GoogleTest tests, the op suite under EMULATE=CUDA,
 # install_consumer), then the Python module's tests against PyTorch (scripts/run-python-tests.sh).
 # TG_PRESET picks the preset (default: `default`, Release in build/; `asan`: ASan+UBSan in build-asan/);
-# TG_JOBS sets the parallelism (default: nproc); arguments go to ctest (e.g. -R Symbolic).
+# TG_JOBS sets the parallelism (default: nproc); TG_TEST_CACHE_DIR the tests' compile cache (default: test-cache in
+# the build dir); arguments go to ctest (e.g. -R Symbolic).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 preset="${TG_PRESET:-default}"
 jobs="${TG_JOBS:-$(nproc)}"
-cmake --preset "$preset"
+cmake --preset "$preset" ${TG_TEST_CACHE_DIR:+"-DTG_TEST_CACHE_DIR=$TG_TEST_CACHE_DIR"}
 cmake --build --preset "$preset" --parallel "$jobs"
 ctest --preset "$preset" --parallel "$jobs" "$@"
 # The Python module tinygrad_cpp, its ops checked against PyTorch (tests/python); a sanitized libtg cannot

@@ -220,6 +220,15 @@ class AstBuilder {
   };
   std::unordered_map<std::pair<const UOp*, size_t>, UOpPtr, KeyHash> memo_;  // (node, tracker id) -> AST
 
+ public:
+  // Every node the walk reached: computed inline, loaded or constant.
+  template <class F>
+  void for_each_reached(F f) const {
+    for (const auto& entry : memo_) f(entry.first.first);
+  }
+
+ private:
+
   size_t intern(ShapeTracker st) {
     auto& ids = tracker_ids_[st.hash()];
     for (size_t id : ids)
@@ -368,19 +377,45 @@ class Scheduler {
 
   // One kernel per realized node, in graph order. A realized reduce whose kernel hosts nothing may be hosted by a
   // later kernel (AstBuilder::can_host): then that kernel computes and stores it, and its own kernel is dropped.
+  //
+  // A kernel that cannot be built names a node v (below it) to realize. When no kernel built so far reached v, the
+  // kernels built so far are exactly what a new pass would build again (their walks never saw v), so v's kernel is
+  // built at its place in graph order and the failed one retried; otherwise the failure goes to run(), which
+  // starts over. (A training step's schedule took 14 passes over every kernel before.)
   std::vector<BuiltKernel> build_kernels() {
     std::vector<BuiltKernel> out;
+    std::vector<size_t> position;                         // per kernel of out: its root's index in topo_
+    std::unordered_map<const UOp*, size_t> topo_index;
+    for (size_t i = 0; i < topo_.size(); i++) topo_index.emplace(topo_[i], i);
     std::unordered_map<const UOp*, const UOp*> hostable;  // node -> the reduce its kernel nests in
-    std::unordered_set<const UOp*> hosted;
-    for (const UOp* u : topo_) {
-      if (!realize_.count(u)) continue;
-      BuiltKernel k = build_kernel(u, hostable);
-      for (const UOp* r : k.hosted) {
-        hostable.erase(r);
-        hosted.insert(r);
+    std::unordered_set<const UOp*> hosted, reached;
+    for (const UOp* root : topo_) {
+      if (!realize_.count(root)) continue;
+      std::vector<const UOp*> pending{root};
+      while (!pending.empty()) {
+        const UOp* u = pending.back();
+        std::unordered_set<const UOp*> walked;
+        BuiltKernel k;
+        try {
+          k = build_kernel(u, hostable, walked);
+        } catch (const KernelFailure& f) {
+          if (reached.count(f.must_realize) || realize_.count(f.must_realize)) throw;
+          realize_.insert(f.must_realize);
+          pending.push_back(f.must_realize);
+          continue;
+        }
+        pending.pop_back();
+        reached.insert(walked.begin(), walked.end());
+        for (const UOp* r : k.hosted) {
+          hostable.erase(r);
+          hosted.insert(r);
+        }
+        if (k.reduce && u->op != Ops::ASSIGN && k.hosted.empty() && !not_hostable_.count(u)) hostable.emplace(u, k.reduce);
+        const size_t at = topo_index.at(u);
+        const size_t slot = size_t(std::upper_bound(position.begin(), position.end(), at) - position.begin());
+        position.insert(position.begin() + ptrdiff_t(slot), at);
+        out.insert(out.begin() + ptrdiff_t(slot), std::move(k));
       }
-      if (k.reduce && u->op != Ops::ASSIGN && k.hosted.empty() && !not_hostable_.count(u)) hostable.emplace(u, k.reduce);
-      out.push_back(std::move(k));
     }
     if (!hosted.empty()) std::erase_if(out, [&](const BuiltKernel& k) { return hosted.count(k.root) > 0; });
     return out;
@@ -546,9 +581,16 @@ class Scheduler {
     return nullptr;
   }
 
-  BuiltKernel build_kernel(const UOp* u, const std::unordered_map<const UOp*, const UOp*>& hostable) {
+  // `walked` gets every node the kernel's walk reached.
+  BuiltKernel build_kernel(const UOp* u, const std::unordered_map<const UOp*, const UOp*>& hostable,
+                           std::unordered_set<const UOp*>& walked) {
     if (u->op == Ops::COPY) return {u, u->ptr(), {base_of(u->src[1].get())}, {}};
     AstBuilder b(u, realize_, hostable);
+    struct Reached {  // filled on every way out, a finished kernel's
+      AstBuilder& b;
+      std::unordered_set<const UOp*>& walked;
+      ~Reached() { b.for_each_reached([&](const UOp* n) { walked.insert(n); }); }
+    } reached{b, walked};
     UOpPtr value;
     ShapeTracker out_st = ShapeTracker::from_shape(u->op == Ops::ASSIGN ? u->shape : b.iteration_shape());
     if (u->op == Ops::ASSIGN) {
