@@ -10,7 +10,8 @@
 // memory, not their values: updated weights are seen). Random numbers drawn in it are not: each replay draws the
 // next ones, the numbers the same calls would draw without the JIT.
 // An input may be a bound variable (tg::Tensor(v.bind(n)), include/tg/variable.h): its kernels take the value as
-// an argument, so each replay runs them with the new value (checked against the variable's range), compiled once.
+// an argument, so each replay runs them with the new value (checked against the variable's range), compiled once
+// (on CUDA the replay's graph takes a new value in place).
 // The outputs of a replay live in the same buffers every call (copy them to keep them). Replays check the inputs
 // against the capture (count, shape, dtype, device) and a function whose output is one of its inputs, or that
 // ran no kernel, is refused: each a tg::Error naming what differs. JIT=0 runs the function every call.

@@ -66,8 +66,6 @@ ReplayPlan::ReplayPlan(std::vector<ScheduleItem> items, std::vector<UOpPtr> inpu
     execs_.push_back(std::move(e));
   }
   if (device.empty()) graphable_ = false;
-  // A graph holds each kernel's arguments as recorded: one whose variables change per replay launches directly.
-  if (!var_slots_.empty()) graphable_ = false;
 }
 
 void ReplayPlan::run(const std::vector<UOpPtr>& inputs, const std::vector<int64_t>& variables) {
@@ -82,22 +80,40 @@ void ReplayPlan::run(const std::vector<UOpPtr>& inputs, const std::vector<int64_
   run_bound(inputs);
 }
 
+void ReplayPlan::launch_run(size_t begin, size_t end) {
+  for (size_t k = begin; k < end; k++) execs_[k].runner->program->run(execs_[k].ptrs, execs_[k].vars, false);
+}
+
 void ReplayPlan::record_graphs() {
   graph_tried_ = true;
   std::vector<std::unique_ptr<LaunchGraph>> graphs(execs_.size());
+  std::vector<size_t> ends(execs_.size());
   for (size_t x = 0; x < execs_.size();) {
     size_t end = x;
     while (end < execs_.size() && execs_[end].runner) end++;
     if (end > x) {
       Device& dev = get_device(execs_[x].runner->device);
-      graphs[x] = dev.record_graph([&] {
-        for (size_t k = x; k < end; k++) execs_[k].runner->program->run(execs_[k].ptrs, execs_[k].vars, false);
-      });
+      graphs[x] = dev.record_graph([&] { launch_run(x, end); });
       if (!graphs[x]) return;  // the device has no graphs
+      ends[x] = end;
     }
     x = std::max(end, x + 1);
   }
   graphs_ = std::move(graphs);
+  graph_end_ = std::move(ends);
+  graph_values_ = values_;
+}
+
+// The variables changed since the graphs were recorded: each graph takes the kernels' new arguments in place where
+// the device can, else is recorded again.
+void ReplayPlan::update_graphs() {
+  for (size_t x = 0; x < graphs_.size(); x++) {
+    if (!graphs_[x]) continue;
+    const size_t end = graph_end_[x];
+    if (!graphs_[x]->update([&] { launch_run(x, end); }))
+      graphs_[x] = get_device(execs_[x].runner->device).record_graph([&] { launch_run(x, end); });
+  }
+  graph_values_ = values_;
 }
 
 std::unordered_map<const UOp*, UOpPtr> ReplayPlan::rebind(const std::vector<UOpPtr>& inputs) const {
@@ -139,6 +155,7 @@ void ReplayPlan::run_graphs(const std::vector<UOpPtr>& inputs) {
                   " bytes, captured with " + std::to_string(input_bufs_[i]->nbytes()));
     copy_buffer(*input_bufs_[i], *src);
   }
+  if (values_ != graph_values_) update_graphs();
   for (size_t x = 0; x < execs_.size(); x++) {
     if (graphs_[x]) graphs_[x]->launch();
     if (!execs_[x].runner) replay({items_[x]}, {});  // a copy, on captured memory (inputs were copied in)
@@ -159,6 +176,7 @@ void ReplayPlan::set_variables(const std::vector<int64_t>& values) {
                   std::to_string(v.min) + ", " + std::to_string(v.max) + "]");
     execs_[v.exec].vars[v.position] = x;
   }
+  values_ = values;
   for (ScheduleItem& item : items_)
     for (VarValue& b : item.vars)
       for (size_t v = 0; v < variables_.size(); v++)

@@ -62,6 +62,9 @@ class ReplayPlan {
   bool graph_tried_ = false;
   // per exec: the graph of the run of kernels it starts (the others of the run: null, skipped), empty when none
   std::vector<std::unique_ptr<LaunchGraph>> graphs_;
+  std::vector<size_t> graph_end_;                  // per exec starting a graph: one past its run's last kernel
+  std::vector<int64_t> values_, graph_values_;     // the variables' values: this replay's, and the graphs'
+
   int64_t kernels_ = 0, ops_ = 0, mem_ = 0;  // per replay, for GlobalCounters (copies count themselves)
   MemoryPlanStats memory_;
 
@@ -72,6 +75,8 @@ class ReplayPlan {
   void set_variables(const std::vector<int64_t>& values);
   void run_bound(const std::vector<UOpPtr>& inputs);
   void record_graphs();
+  void update_graphs();
+  void launch_run(size_t begin, size_t end);
   void run_graphs(const std::vector<UOpPtr>& inputs);
 };
 

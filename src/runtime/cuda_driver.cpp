@@ -95,6 +95,7 @@ void load(Loaded& L) {
   resolve(lib, d.cuGraphLaunch, {"cuGraphLaunch"}, &missing);
   resolve(lib, d.cuGraphDestroy, {"cuGraphDestroy"}, &missing);
   resolve(lib, d.cuGraphExecDestroy, {"cuGraphExecDestroy"}, &missing);
+  resolve(lib, d.cuGraphExecUpdate, {"cuGraphExecUpdate_v2"}, &missing);
   resolve(lib, d.cuTensorMapEncodeTiled, {"cuTensorMapEncodeTiled"}, &missing);
   L.ok = true;  // error_text works from here on
   if (CUresult r = d.cuInit(0); r != CUDA_SUCCESS) {

@@ -19,6 +19,13 @@ using CUstream = struct CUstream_st*;
 using CUevent = struct CUevent_st*;
 using CUgraph = struct CUgraph_st*;
 using CUgraphExec = struct CUgraphExec_st*;
+using CUgraphNode = struct CUgraphNode_st*;
+// cuGraphExecUpdate's report (CUDA 12+): result 0 is success; the nodes say where an update failed.
+struct CUgraphExecUpdateResultInfo {
+  int result;
+  CUgraphNode errorNode;
+  CUgraphNode errorFromNode;
+};
 
 constexpr CUresult CUDA_SUCCESS = 0;
 constexpr CUresult CUDA_ERROR_NOT_READY = 600;
@@ -101,6 +108,8 @@ struct Driver {
   CUresult (*cuGraphLaunch)(CUgraphExec, CUstream);
   CUresult (*cuGraphDestroy)(CUgraph);
   CUresult (*cuGraphExecDestroy)(CUgraphExec);
+  // optional within the optional: new arguments for an instantiated graph's kernels (CUDA 12+)
+  CUresult (*cuGraphExecUpdate)(CUgraphExec, CUgraph, CUgraphExecUpdateResultInfo*);
   // TMA descriptors (CUDA 12+); null where the driver lacks them (then kernels with tensor maps cannot launch)
   CUresult (*cuTensorMapEncodeTiled)(CUtensorMap*, int, unsigned, void*, const unsigned long long*,
                                      const unsigned long long*, const unsigned*, const unsigned*, int, int, int, int);

@@ -55,6 +55,12 @@ class LaunchGraph {
  public:
   virtual ~LaunchGraph() = default;
   virtual void launch() = 0;  // queues the batch as its launches were queued (no wait)
+  // Records `record`'s launches again (the same kernels and sizes, new arguments: a variable's value) into this
+  // graph in place. False where the device cannot: then record a new graph.
+  virtual bool update(const std::function<void()>& record) {
+    (void)record;
+    return false;
+  }
 };
 
 class Device {

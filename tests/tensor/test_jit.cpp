@@ -7,11 +7,13 @@
 #include <string>
 
 #include "tg/context.h"
+#include "../common/expect_error.h"
 #include "tg/counters.h"
 #include "tg/tg.h"
 
 using tg::Tensor;
 using tg::TinyJit;
+using tgtest::expect_error;
 
 namespace {
 
@@ -25,15 +27,6 @@ struct Mlp {
     return {y, (y * in[1]).sum()};
   }
 };
-
-void expect_error(const std::function<void()>& f, const std::string& part) {
-  try {
-    f();
-    ADD_FAILURE() << "no tg::Error (expected one mentioning '" << part << "')";
-  } catch (const tg::Error& e) {
-    EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
-  }
-}
 
 }  // namespace
 
