@@ -23,6 +23,7 @@
 #include <functional>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -47,6 +48,8 @@ class TinyJit {
  private:
   struct State;
   std::shared_ptr<State> s_;
+  std::vector<Tensor> capture(const std::vector<Tensor>& in, std::vector<std::string> variable_names);
+  std::vector<Tensor> replay(const std::vector<Tensor>& in);
 };
 
 }  // namespace tg

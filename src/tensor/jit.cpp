@@ -52,6 +52,21 @@ const UOp* input_buffer(const Tensor& in, size_t i) {
   return b;
 }
 
+// Inputs as buffers of their own; bound variables stay variables (each replay passes their values to the kernels).
+// Also the variables' names, in order (each at most once).
+std::vector<Tensor> jit_inputs(const std::vector<Tensor>& inputs, std::vector<std::string>& variable_names) {
+  std::vector<Tensor> in;
+  for (const Tensor& t : inputs) {
+    std::optional<BoundVariable> bv = t.bound_variable();
+    if (bv) {
+      for (const std::string& n : variable_names)
+        if (n == bv->var.name) throw Error("TinyJit: variable " + n + " is given twice as an input");
+      variable_names.push_back(bv->var.name);
+    }
+    in.push_back(bv ? t : as_buffer(t));
+  }
+  return in;
+}
 
 }  // namespace
 
@@ -75,60 +90,46 @@ void TinyJit::reset() {
   s_->fn = std::move(fn);
 }
 
-std::vector<Tensor> TinyJit::operator()(const std::vector<Tensor>& inputs) {
+// The second call: run the function while recording what it launches, then bind the record to memory.
+std::vector<Tensor> TinyJit::capture(const std::vector<Tensor>& in, std::vector<std::string> variable_names) {
   State& s = *s_;
-  s.calls++;
-  if (JIT <= 0 || (!s.captured && s.calls == 1)) {  // not jitted, or the first call: as usual
-    std::vector<Tensor> out = s.fn(inputs);
+  std::vector<Tensor> out;
+  std::vector<ScheduleItem> items;
+  std::vector<HostInput> host_inputs;
+  {
+    ScheduleCapture capture;
+    out = s.fn(in);
     Tensor::realize_all(out);
-    return out;
+    items = std::move(capture.items);
+    host_inputs = std::move(capture.host_inputs);
   }
-  // Inputs as buffers of their own; bound variables stay variables (each replay passes their values to the kernels).
-  std::vector<Tensor> in;
-  std::vector<std::string> variable_names;
-  for (const Tensor& t : inputs) {
-    std::optional<BoundVariable> bv = t.bound_variable();
-    if (bv) {
-      for (const std::string& n : variable_names)
-        if (n == bv->var.name) throw Error("TinyJit: variable " + n + " is given twice as an input");
-      variable_names.push_back(bv->var.name);
-    }
-    in.push_back(bv ? t : as_buffer(t));
+  if (items.empty()) throw Error("TinyJit: the function ran no kernel while it was captured (nothing to replay)");
+  for (size_t i = 0; i < in.size(); i++) {
+    s.variables.push_back(in[i].bound_variable() ? std::optional(in[i].bound_variable()->var) : std::nullopt);
+    s.shapes.push_back(in[i].shape());
+    s.dtypes.push_back(in[i].dtype());
+    s.devices.push_back(in[i].device());
+    if (s.variables[i]) continue;
+    const UOp* b = input_buffer(in[i], i);
+    for (size_t o = 0; o < out.size(); o++)
+      if (buffer_node(out[o]) == b)
+        throw Error("TinyJit: output " + std::to_string(o) + " is input " + std::to_string(i) +
+                    " (a replay would return the capture's input, not the new one): return a copy");
+    s.input_buffers.push_back(b->ptr());
   }
-  if (!s.captured) {
-    std::vector<Tensor> out;
-    std::vector<ScheduleItem> items;
-    std::vector<HostInput> host_inputs;
-    {
-      ScheduleCapture capture;
-      out = s.fn(in);
-      Tensor::realize_all(out);
-      items = std::move(capture.items);
-      host_inputs = std::move(capture.host_inputs);
-    }
-    if (items.empty()) throw Error("TinyJit: the function ran no kernel while it was captured (nothing to replay)");
-    for (size_t i = 0; i < in.size(); i++) {
-      s.variables.push_back(in[i].bound_variable() ? std::optional(in[i].bound_variable()->var) : std::nullopt);
-      s.shapes.push_back(in[i].shape());
-      s.dtypes.push_back(in[i].dtype());
-      s.devices.push_back(in[i].device());
-      if (s.variables[i]) continue;
-      const UOp* b = input_buffer(in[i], i);
-      for (size_t o = 0; o < out.size(); o++)
-        if (buffer_node(out[o]) == b)
-          throw Error("TinyJit: output " + std::to_string(o) + " is input " + std::to_string(i) +
-                      " (a replay would return the capture's input, not the new one): return a copy");
-      s.input_buffers.push_back(b->ptr());
-    }
-    std::vector<UOpPtr> out_buffers;
-    for (const Tensor& o : out)
-      if (const UOp* b = buffer_node(o)) out_buffers.push_back(b->ptr());
-    s.plan = std::make_unique<ReplayPlan>(std::move(items), s.input_buffers, out_buffers, std::move(host_inputs),
-                                          std::move(variable_names));
-    s.outputs = out;
-    s.captured = true;
-    return out;
-  }
+  std::vector<UOpPtr> out_buffers;
+  for (const Tensor& o : out)
+    if (const UOp* b = buffer_node(o)) out_buffers.push_back(b->ptr());
+  s.plan = std::make_unique<ReplayPlan>(std::move(items), s.input_buffers, out_buffers, std::move(host_inputs),
+                                        std::move(variable_names));
+  s.outputs = out;
+  s.captured = true;
+  return out;
+}
+
+// A later call: its inputs checked against the capture's, then the plan run on their buffers and values.
+std::vector<Tensor> TinyJit::replay(const std::vector<Tensor>& in) {
+  State& s = *s_;
   if (in.size() != s.shapes.size())
     throw Error("TinyJit: called with " + std::to_string(in.size()) + " inputs, captured with " +
                 std::to_string(s.shapes.size()));
@@ -139,11 +140,11 @@ std::vector<Tensor> TinyJit::operator()(const std::vector<Tensor>& inputs) {
       return Error("TinyJit: input " + std::to_string(i) + " has " + what + " " + now + ", captured with " + then);
     };
     std::optional<BoundVariable> bv = in[i].bound_variable();
-    if (bool(bv) != bool(s.variables[i]) || (bv && !(bv->var == *s.variables[i])))
+    const std::optional<Variable>& was = s.variables[i];
+    if (bool(bv) != bool(was) || (bv && !(bv->var == *was)))
       throw bad("the value", bv ? "variable " + bv->var.name : "a tensor",
-                s.variables[i] ? "variable " + s.variables[i]->name + " [" + std::to_string(s.variables[i]->min) +
-                                     ", " + std::to_string(s.variables[i]->max) + "]"
-                               : "a tensor");
+                was ? "variable " + was->name + " [" + std::to_string(was->min) + ", " + std::to_string(was->max) + "]"
+                    : "a tensor");
     if (bv) {
       values.push_back(bv->value);
       continue;
@@ -163,6 +164,19 @@ std::vector<Tensor> TinyJit::operator()(const std::vector<Tensor>& inputs) {
     s.plan->run(buffers, values);
   }
   return s.outputs;
+}
+
+std::vector<Tensor> TinyJit::operator()(const std::vector<Tensor>& inputs) {
+  State& s = *s_;
+  s.calls++;
+  if (JIT <= 0 || (!s.captured && s.calls == 1)) {  // not jitted, or the first call: as usual
+    std::vector<Tensor> out = s.fn(inputs);
+    Tensor::realize_all(out);
+    return out;
+  }
+  std::vector<std::string> variable_names;
+  std::vector<Tensor> in = jit_inputs(inputs, variable_names);
+  return s.captured ? replay(in) : capture(in, std::move(variable_names));
 }
 
 }  // namespace tg
