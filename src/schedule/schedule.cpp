@@ -385,11 +385,17 @@ class Scheduler {
   std::vector<BuiltKernel> build_kernels() {
     std::vector<BuiltKernel> out;
     std::vector<size_t> position;                         // per kernel of out: its root's index in topo_
-    std::unordered_map<const UOp*, size_t> topo_index;
-    for (size_t i = 0; i < topo_.size(); i++) topo_index.emplace(topo_[i], i);
+    std::unordered_map<const UOp*, size_t> topo_index;    // made at the first resumed kernel (most schedules: none)
+    auto index_of = [&](const UOp* u, size_t root_index) {
+      if (u == topo_[root_index]) return root_index;
+      if (topo_index.empty())
+        for (size_t i = 0; i < topo_.size(); i++) topo_index.emplace(topo_[i], i);
+      return topo_index.at(u);
+    };
     std::unordered_map<const UOp*, const UOp*> hostable;  // node -> the reduce its kernel nests in
     std::unordered_set<const UOp*> hosted, reached;
-    for (const UOp* root : topo_) {
+    for (size_t root_index = 0; root_index < topo_.size(); root_index++) {
+      const UOp* root = topo_[root_index];
       if (!realize_.count(root)) continue;
       std::vector<const UOp*> pending{root};
       while (!pending.empty()) {
@@ -411,7 +417,7 @@ class Scheduler {
           hosted.insert(r);
         }
         if (k.reduce && u->op != Ops::ASSIGN && k.hosted.empty() && !not_hostable_.count(u)) hostable.emplace(u, k.reduce);
-        const size_t at = topo_index.at(u);
+        const size_t at = index_of(u, root_index);
         const size_t slot = size_t(std::upper_bound(position.begin(), position.end(), at) - position.begin());
         position.insert(position.begin() + ptrdiff_t(slot), at);
         out.insert(out.begin() + ptrdiff_t(slot), std::move(k));
