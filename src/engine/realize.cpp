@@ -134,7 +134,7 @@ std::vector<UOpPtr> run_realize(const std::vector<UOpPtr>& roots) {
   Schedule sched = create_schedule(roots);
   if (DEBUG >= 1 && !sched.items.empty()) {
     double ms = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() * 1e3;
-    std::printf("scheduled %zu kernels in %.2f ms\n", sched.items.size(), ms);
+    std::printf("scheduled %zu kernels in %.2f ms%s\n", sched.items.size(), ms, sched.cached ? " (cached)" : "");
   }
   for (auto& item : sched.items) run_schedule_item(item);
   return sched.roots;

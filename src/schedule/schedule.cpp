@@ -330,10 +330,7 @@ struct BuiltKernel {
 
 class Scheduler {
  public:
-  Schedule run(const std::vector<UOpPtr>& roots) {
-    // Nodes realized earlier are swapped for views of their buffers.
-    auto sink = UOp::make(Ops::SINK, dtypes::void_, roots);
-    sink = substitute(sink, [](const UOp* u) { return realized(u); });
+  Schedule run(UOpPtr sink) {
     const UOpPtr unsplit = sink, split = split_reduces(sink);
     sink = graph_rewrite(split, view_folding());
     topo_ = toposort(sink);
@@ -363,10 +360,10 @@ class Scheduler {
     Schedule sched = emit(sink, kernels);
     // A root whose reduce was split is a new node: its original is realized into the same buffer too, so a
     // graph built on it before this realize reuses the result.
-    for (size_t i = 0; i < roots.size(); i++)
-      if (unsplit->src[i] != split->src[i] && !realized(unsplit->src[i].get()))
-        set_realized(unsplit->src[i], sched.roots[i]);
-    if (sink != unsplit) mark_rebuilt_assigns(unsplit, kernels);  // (nothing was rebuilt otherwise)
+    for (size_t i = 0; i < unsplit->src.size(); i++)
+      if (unsplit->src[i] != split->src[i] && !becomes_.count(unsplit->src[i].get()))
+        become(sched, unsplit->src[i], sched.roots[i]);
+    if (sink != unsplit) mark_rebuilt_assigns(sched, unsplit, kernels);  // (nothing was rebuilt otherwise)
     return sched;
   }
 
@@ -374,6 +371,12 @@ class Scheduler {
   std::vector<const UOp*> topo_;
   std::unordered_set<const UOp*> realize_;
   std::unordered_set<const UOp*> not_hostable_;  // realized reduces that a kernel may not compute as a second output
+  std::unordered_map<const UOp*, UOpPtr> becomes_;  // sched.becomes, by node
+
+  void become(Schedule& sched, const UOpPtr& node, const UOpPtr& view) {
+    becomes_[node.get()] = view;
+    sched.becomes.emplace_back(node, view);
+  }
 
   // One kernel per realized node, in graph order. A realized reduce whose kernel hosts nothing may be hosted by a
   // later kernel (AstBuilder::can_host): then that kernel computes and stores it, and its own kernel is dropped.
@@ -430,16 +433,16 @@ class Scheduler {
   // An ASSIGN that the rewrites above rebuilt (its sources folded) ran as its copy; the original, which a tensor
   // holds, is realized into the same target view too: else realizing that tensor later would write its value a
   // second time (w.assign(w + 1) realized through w * 1, then w read: w + 2).
-  static void mark_rebuilt_assigns(const UOpPtr& original, const std::vector<BuiltKernel>& kernels) {
+  void mark_rebuilt_assigns(Schedule& sched, const UOpPtr& original, const std::vector<BuiltKernel>& kernels) {
     std::map<std::pair<const UOp*, const UOp*>, UOpPtr> done;  // (target BUFFER, target VIEW arg) -> realized
     auto key = [](const UOp* a) { return std::make_pair(a->src[0]->src[0].get(), a->src[0].get()); };
     for (const BuiltKernel& k : kernels)
       if (k.root->op == Ops::ASSIGN)
-        if (UOpPtr r = realized(k.root)) done[key(k.root)] = r;
+        if (auto it = becomes_.find(k.root); it != becomes_.end()) done[key(k.root)] = it->second;
     if (done.empty()) return;
     for (const UOp* u : toposort(original))
-      if (u->op == Ops::ASSIGN && !realized(u))
-        if (auto it = done.find(key(u)); it != done.end()) set_realized(u->ptr(), it->second);
+      if (u->op == Ops::ASSIGN && !becomes_.count(u))
+        if (auto it = done.find(key(u)); it != done.end()) become(sched, u->ptr(), it->second);
   }
 
   void find_realize_points(const UOpPtr& sink) {
@@ -653,7 +656,7 @@ class Scheduler {
       for (const UOp* in : k.inputs) item.bufs.push_back(in->op == Ops::BUFFER ? in->ptr() : buffer_node.at(in));
       if (prod(k.root->shape) > 0) sched.items.push_back(std::move(item));
     }
-    for (auto& [node, view] : replacement) set_realized(node->ptr(), view);
+    for (auto& [node, view] : replacement) become(sched, node->ptr(), view);
     auto out = substitute(sink, [&](const UOp* u) -> UOpPtr {
       auto it = replacement.find(u);
       return it == replacement.end() ? nullptr : it->second;
@@ -666,6 +669,6 @@ class Scheduler {
 
 }  // namespace
 
-Schedule create_schedule(const std::vector<UOpPtr>& roots) { return Scheduler().run(roots); }
+Schedule schedule_graph(const UOpPtr& sink) { return Scheduler().run(sink); }
 
 }  // namespace tg

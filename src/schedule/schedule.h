@@ -2,6 +2,7 @@
 // The scheduler: from the tensors to realize, find the buffers that must exist, group the rest into
 // kernels (an elementwise chain is one kernel; a reduce with the elementwise work before and after it is
 // one kernel), and emit a toposorted list of ScheduleItems.
+#include <utility>
 #include <vector>
 
 #include "uop/uop.h"
@@ -28,9 +29,25 @@ struct ScheduleItem {
 struct Schedule {
   std::vector<ScheduleItem> items;
   std::vector<UOpPtr> roots;  // what each root becomes: a VIEW of a realized BUFFER (or a CONST view)
+  // Every node this schedule realizes, with the VIEW(BUFFER) that holds its value (tinygrad's "becomes" map).
+  std::vector<std::pair<UOpPtr, UOpPtr>> becomes;
+  bool cached = false;  // made from the schedule cache's copy of a graph of the same structure
 };
 
-// Schedules the graphs of `roots` and records the realized nodes (so later graphs reuse them).
+// The schedule cache's counts since the process started (create_schedule calls that found their structure, that
+// scheduled it, that could not use the cache) and its size now.
+struct ScheduleCacheStats {
+  int64_t hits = 0, misses = 0, bypassed = 0;
+  size_t entries = 0;
+};
+ScheduleCacheStats schedule_cache_stats();
+
+// Schedules the graphs of `roots` and records the realized nodes (schedule/realized.h), so later graphs reuse
+// them. A graph of the same structure as one scheduled before (other buffers, other variable values) takes the
+// earlier schedule from a cache (schedule/schedule_cache.cpp; SCACHE=0 turns it off).
 Schedule create_schedule(const std::vector<UOpPtr>& roots);
+// The scheduler proper, over a SINK whose realized nodes are already views of their buffers. Records nothing:
+// what it realizes is in the result's `becomes`.
+Schedule schedule_graph(const UOpPtr& sink);
 
 }  // namespace tg
