@@ -1,10 +1,16 @@
 // The schedule cache: a training step builds a graph of the same structure every step, only over other buffers
 // (new weights, new batches) and other variable values. Scheduling it again each time was most of an eager
-// step's host time (bench/jit_step). So a graph is first normalized: every BUFFER leaf becomes a placeholder
-// numbered in graph order, every bound variable loses its value. The normalized graph is interned like any
-// graph, so it is its own cache key; its schedule is made once and instantiated for each graph of that
-// structure: placeholders become the graph's buffers, the buffers the schedule made become new ones, variables
-// take the graph's values, and the nodes it realized are mapped back to the graph's own nodes.
+// step's host time (bench/jit_step). So each graph is read once as the scheduler would see it (realized nodes as
+// their views), with a fingerprint of its structure in which buffers are numbered in graph order and variables
+// carry no value. A graph of a fingerprint seen before is compared node by node with the one stored; a match takes
+// its schedule, instantiated: the stored buffers become this graph's, the buffers the schedule made are made anew,
+// variables take this graph's values, and the nodes it realized are mapped back to this graph's nodes.
+//
+// What is stored is a normalized copy of the first graph (BUFFERs as numbered placeholders, variables unbound) that
+// shares no node with real graphs: the cache keeps it alive, and a real node kept alive past its tensors would keep
+// what it realized too (its buffer, and a stale value for the next graph that builds the same node). Every leaf of
+// a tensor graph hangs from a DEVICE, so the copy's DEVICE nodes get a marker source (the device name, which the
+// scheduler reads, stays) and everything above them is new. Markers are taken off what goes back to tensors.
 #include <atomic>
 #include <list>
 #include <memory>
@@ -21,92 +27,181 @@ namespace {
 
 ContextVar SCACHE("SCACHE", 1);  // 0: schedule every graph afresh (to compare)
 
-// Entries kept before the oldest is dropped: a graph whose constants change every call (x * step) makes a new
-// structure each time, and must not grow the cache without bound.
+// Entries kept before the least recently used is dropped: a graph whose constants change every call (x * step)
+// has a new structure each time, and must not grow the cache without bound.
 constexpr size_t kCapacity = 256;
 
-struct Normalized {
-  UOpPtr key;                                          // the graph with placeholders and unbound variables
-  std::vector<UOpPtr> buffers;                         // placeholder i stands for buffers[i]
-  std::unordered_map<const UOp*, const UOp*> node_of;  // normalized node -> the graph's node
-  std::vector<std::pair<std::string, int64_t>> values;  // each variable's value in the graph
-  bool usable = true;  // false where normalizing would merge nodes (a variable bound to two values)
+size_t mix(size_t h, size_t v) { return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)); }
+
+// A graph as the scheduler sees it, sources before users: each realized node is read as its view (tinygrad's
+// "becomes"), as create_schedule's substitution would make it.
+struct GraphWalk {
+  std::vector<const UOp*> nodes;
+  std::vector<uint32_t> src_index;     // the sources of node i, as indices: src_index[src_begin[i] .. src_begin[i+1])
+  std::vector<uint32_t> src_begin{0};
+  std::vector<uint32_t> roots;         // index of each root
+  std::vector<bool> rebuilt;           // its graph below holds a realized node: the scheduler sees a new node
+  std::vector<UOpPtr> buffers;         // BUFFER nodes in order of first appearance
+  std::vector<std::pair<std::string, int64_t>> values;  // each bound variable's value
+  size_t fingerprint = 0;
+  bool usable = true;  // false where the cache cannot stand for the graph (below)
 };
 
-// The normalized graph must share no node with real graphs: the cache keeps it alive, and a real node kept alive
-// past its tensors would keep what it realized too (its buffer, and a stale value for the next graph that builds
-// the same node). Every leaf of a tensor graph hangs from a DEVICE, so DEVICE nodes get a marker source (the
-// device name, which the scheduler reads, stays), and everything above them is new. Markers are taken off what
-// goes back to tensors (roots, realized views).
+GraphWalk walk(const std::vector<UOpPtr>& roots) {
+  GraphWalk g;
+  std::vector<size_t> fp;                           // per node: structure, buffers numbered, no variable values
+  std::unordered_map<const UOp*, uint32_t> index;  // node (or the realized node it stands for) -> its index
+  struct Frame {
+    const UOp* node;
+    const UOp* seen;  // what the scheduler sees for it: its realized view, if any (then walked instead)
+    size_t next = 0;
+  };
+  std::vector<Frame> stack;
+  auto push = [&](const UOp* u) {
+    if (index.count(u)) return;
+    UOpPtr r = realized(u);  // (the view stays alive in the realized table while u lives)
+    if (r && index.count(r.get())) return void(index.emplace(u, index.at(r.get())));
+    stack.push_back({u, r ? r.get() : u});
+  };
+  for (const UOpPtr& root : roots) {
+    push(root.get());
+    while (!stack.empty()) {
+      Frame& f = stack.back();
+      const UOp* s = f.seen;
+      if (f.next < s->src.size()) {
+        push(s->src[f.next++].get());
+        continue;
+      }
+      const UOp* u = f.node;
+      stack.pop_back();
+      if (index.count(u)) continue;
+      const uint32_t i = uint32_t(g.nodes.size());
+      size_t h = mix(size_t(s->op), std::hash<DType>()(s->dtype));
+      bool rebuilt = false;
+      if (s->op == Ops::BUFFER) {
+        h = mix(mix(h, g.buffers.size()), size_t(s->get<BufferArg>().size));
+        g.buffers.push_back(s->ptr());
+      } else if (s->op == Ops::BIND) {
+        const std::string& name = s->src.at(0)->get<NamedRange>().name;
+        for (auto& [other, v] : g.values) g.usable &= other != name || v == s->get<int64_t>();
+        g.values.emplace_back(name, s->get<int64_t>());
+      } else {
+        h = mix(h, arg_hash(s->arg));
+        if (s->op == Ops::DEVICE && !s->src.empty()) g.usable = false;  // not a device node of a tensor graph
+      }
+      for (const UOpPtr& src : s->src) {
+        const uint32_t j = index.at(src.get());
+        g.src_index.push_back(j);
+        h = mix(h, fp[j]);
+        rebuilt = rebuilt || g.rebuilt[j] || g.nodes[j] != src.get();  // a source seen as its view
+      }
+      g.src_begin.push_back(uint32_t(g.src_index.size()));
+      g.nodes.push_back(s);
+      g.rebuilt.push_back(rebuilt);
+      fp.push_back(h);
+      index.emplace(u, i);
+      if (s != u) index.emplace(s, i);
+    }
+    g.roots.push_back(index.at(root.get()));
+    g.fingerprint = mix(g.fingerprint, fp[g.roots.back()]);
+  }
+  return g;
+}
+
+// ---- the stored copy ----
+
 const UOpPtr& marker() {
   static const UOpPtr m = UOp::make(Ops::DEVICE, dtypes::void_, {}, std::string("<schedule cache>"));
   return m;
 }
 UOpPtr marked(const UOp& device) { return UOp::make(Ops::DEVICE, dtypes::void_, {marker()}, device.arg); }
 bool is_marked(const UOp& u) { return u.op == Ops::DEVICE && u.src.size() == 1 && u.src[0] == marker(); }
-
-UOpPtr placeholder(const UOp& buffer, size_t index) {
-  const auto& b = buffer.get<BufferArg>();
-  return UOp::make(Ops::BUFFER, buffer.dtype, {marked(*buffer.src.at(0))}, BufferArg{-1 - int64_t(index), b.size});
-}
 bool is_placeholder(const UOp& u) { return u.op == Ops::BUFFER && u.get<BufferArg>().id < 0; }
 
-Normalized normalize(const UOpPtr& sink) {
-  Normalized n;
-  std::unordered_map<const UOp*, UOpPtr> norm;
-  for (const UOp* u : toposort(sink)) {
+struct Entry {
+  UOpPtr key;                         // SINK of the normalized copy: keeps the nodes below alive
+  std::vector<const UOp*> nodes;      // the copy's node i stands for the walk's node i
+  std::vector<uint32_t> src_index, src_begin, roots;
+  Schedule sched;                     // over placeholders (and the buffers it made); becomes unused
+  std::vector<std::pair<uint32_t, UOpPtr>> becomes;  // node index -> its realized view
+};
+
+// The normalized copy of the walked graph, or nullptr where it would merge two nodes (a variable bound to two
+// values) or share one with real graphs (a node with no DEVICE below).
+std::shared_ptr<Entry> normalize(const GraphWalk& g) {
+  auto e = std::make_shared<Entry>();
+  std::vector<UOpPtr> copy(g.nodes.size());
+  std::unordered_map<const UOp*, uint32_t> index;
+  size_t placeholders = 0;
+  for (uint32_t i = 0; i < g.nodes.size(); i++) {
+    const UOp& u = *g.nodes[i];
     std::vector<UOpPtr> src;
-    src.reserve(u->src.size());
-    for (const UOpPtr& s : u->src) src.push_back(norm.at(s.get()));
-    UOpPtr out;
-    if (u->op == Ops::BUFFER) {
-      out = placeholder(*u, n.buffers.size());
-      n.buffers.push_back(u->ptr());
-    } else if (u->op == Ops::DEVICE) {
-      if (!u->src.empty()) n.usable = false;  // not a device node of a tensor graph
-      out = marked(*u);
-    } else if (u->op == Ops::BIND) {  // the value goes with the item (ScheduleItem::vars), not in the key
-      const std::string& name = u->src[0]->get<NamedRange>().name;
-      const int64_t value = u->get<int64_t>();
-      for (auto& [other, v] : n.values) n.usable &= other != name || v == value;
-      n.values.emplace_back(name, value);
-      out = UOp::make(Ops::BIND, u->dtype, std::move(src), int64_t(0));
-    } else {
-      out = UOp::make(u->op, u->dtype, std::move(src), u->arg);
-    }
-    // A node with no DEVICE below would be shared with real graphs (a variable's DEFINE_VAR is only its name).
-    if (out.get() == u && u->op != Ops::DEFINE_VAR) n.usable = false;
-    n.usable &= n.node_of.emplace(out.get(), u).second;
-    norm.emplace(u, std::move(out));
+    for (uint32_t k = g.src_begin[i]; k < g.src_begin[i + 1]; k++) src.push_back(copy[g.src_index[k]]);
+    if (u.op == Ops::BUFFER)
+      copy[i] = UOp::make(Ops::BUFFER, u.dtype, std::move(src),
+                          BufferArg{-1 - int64_t(placeholders++), u.get<BufferArg>().size});
+    else if (u.op == Ops::DEVICE)
+      copy[i] = marked(u);
+    else if (u.op == Ops::BIND)  // the value goes with the item (ScheduleItem::vars)
+      copy[i] = UOp::make(Ops::BIND, u.dtype, std::move(src), int64_t(0));
+    else
+      copy[i] = UOp::make(u.op, u.dtype, std::move(src), u.arg);
+    if (copy[i].get() == &u && u.op != Ops::DEFINE_VAR) return nullptr;  // (a DEFINE_VAR is only a name)
+    if (!index.emplace(copy[i].get(), i).second) return nullptr;
   }
-  n.key = norm.at(sink.get());
-  return n;
+  std::vector<UOpPtr> roots;
+  for (uint32_t r : g.roots) roots.push_back(copy[r]);
+  e->key = UOp::make(Ops::SINK, dtypes::void_, std::move(roots));
+  for (auto& c : copy) e->nodes.push_back(c.get());
+  e->src_index = g.src_index;
+  e->src_begin = g.src_begin;
+  e->roots = g.roots;
+  e->sched = schedule_graph(e->key);
+  for (auto& [node, view] : e->sched.becomes)
+    if (auto it = index.find(node.get()); it != index.end()) e->becomes.emplace_back(it->second, view);
+  e->sched.becomes.clear();  // (they name nodes of the copy)
+  return e;
 }
 
-// One graph's copy of a cached schedule.
+// Is the walked graph the stored one, node for node (buffers and variable values aside)?
+bool same_graph(const Entry& e, const GraphWalk& g) {
+  if (e.nodes.size() != g.nodes.size() || e.roots != g.roots || e.src_index != g.src_index) return false;
+  for (size_t i = 0; i < g.nodes.size(); i++) {
+    const UOp &a = *e.nodes[i], &b = *g.nodes[i];
+    if (a.op != b.op || a.dtype != b.dtype) return false;
+    if (a.op == Ops::BUFFER) {
+      if (a.get<BufferArg>().size != b.get<BufferArg>().size) return false;
+    } else if (a.op != Ops::BIND && !(a.arg == b.arg)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// ---- one graph's copy of a stored schedule ----
+
 class Instance {
  public:
-  explicit Instance(const Normalized& n) : n_(n) {}
+  explicit Instance(const GraphWalk& g) : g_(g) {}
 
-  Schedule make(const Schedule& cached) {
+  Schedule make(const Entry& e) {
     Schedule out;
-    for (const ScheduleItem& item : cached.items) {
+    for (const ScheduleItem& item : e.sched.items) {
       ScheduleItem copy{item.ast, {}, item.outputs, item.vars};
       for (const UOpPtr& b : item.bufs) copy.bufs.push_back(buffer(*b));
       for (VarValue& v : copy.vars) v.value = value_of(v.var.name);
       out.items.push_back(std::move(copy));
     }
-    for (const UOpPtr& r : cached.roots) out.roots.push_back(with_buffers(r));
-    for (const auto& [node, view] : cached.becomes)
-      if (auto it = n_.node_of.find(node.get()); it != n_.node_of.end())  // else made by the scheduler's rewrites
-        out.becomes.emplace_back(it->second->ptr(), with_buffers(view));
+    for (const UOpPtr& r : e.sched.roots) out.roots.push_back(with_buffers(r));
+    for (const auto& [i, view] : e.becomes)
+      if (!g_.rebuilt[i]) out.becomes.emplace_back(g_.nodes[i]->ptr(), with_buffers(view));
     return out;
   }
 
  private:
   // A placeholder's buffer is the graph's; a buffer the schedule made is made anew, once per instance.
   UOpPtr buffer(const UOp& b) {
-    if (is_placeholder(b)) return n_.buffers.at(size_t(-1 - b.get<BufferArg>().id));
+    if (is_placeholder(b)) return g_.buffers.at(size_t(-1 - b.get<BufferArg>().id));
     UOpPtr& fresh = fresh_[&b];
     if (!fresh) fresh = new_buffer_uop(buffer_device(&b), b.get<BufferArg>().size, b.dtype);
     return fresh;
@@ -120,45 +215,52 @@ class Instance {
     });
   }
   int64_t value_of(const std::string& name) const {
-    for (auto& [var, value] : n_.values)
+    for (auto& [var, value] : g_.values)
       if (var == name) return value;
-    throw Error("schedule: variable " + name + " has no value in the graph");  // the cached schedule read it
+    throw Error("schedule: variable " + name + " has no value in the graph");  // the stored schedule read it
   }
 
-  const Normalized& n_;
+  const GraphWalk& g_;
   std::unordered_map<const UOp*, UOpPtr> fresh_;
 };
 
-// key -> schedule, least recently used first.
+// fingerprint -> entries, least recently used first.
 class Cache {
  public:
-  std::shared_ptr<const Schedule> find(const UOpPtr& key) {
+  std::shared_ptr<const Entry> find(const GraphWalk& g) {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = index_.find(key.get());
-    if (it == index_.end()) return nullptr;
-    order_.splice(order_.end(), order_, it->second);
-    return it->second->second;
+    auto [lo, hi] = index_.equal_range(g.fingerprint);
+    for (auto it = lo; it != hi; ++it)
+      if (same_graph(*it->second->second, g)) {
+        order_.splice(order_.end(), order_, it->second);
+        return it->second->second;
+      }
+    return nullptr;
+  }
+  void insert(size_t fingerprint, std::shared_ptr<const Entry> e) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (order_.size() >= kCapacity) {
+      auto [lo, hi] = index_.equal_range(order_.front().first);
+      for (auto it = lo; it != hi; ++it)
+        if (it->second == order_.begin()) {
+          index_.erase(it);
+          break;
+        }
+      order_.pop_front();
+    }
+    order_.emplace_back(fingerprint, std::move(e));
+    index_.emplace(fingerprint, std::prev(order_.end()));
   }
   size_t size() {
     std::lock_guard<std::mutex> lock(mu_);
     return order_.size();
   }
-  void insert(const UOpPtr& key, std::shared_ptr<const Schedule> sched) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (index_.count(key.get())) return;  // another thread scheduled it too
-    if (order_.size() >= kCapacity) {
-      index_.erase(order_.front().first.get());
-      order_.pop_front();
-    }
-    order_.emplace_back(key, std::move(sched));
-    index_.emplace(key.get(), std::prev(order_.end()));
-  }
 
  private:
-  using Entry = std::pair<UOpPtr, std::shared_ptr<const Schedule>>;
+  using Item = std::pair<size_t, std::shared_ptr<const Entry>>;
   std::mutex mu_;
-  std::list<Entry> order_;
-  std::unordered_map<const UOp*, std::list<Entry>::iterator> index_;
+  std::list<Item> order_;
+  std::unordered_multimap<size_t, std::list<Item>::iterator> index_;
 };
 
 std::atomic<int64_t> hits{0}, misses{0}, bypassed{0};
@@ -168,30 +270,37 @@ Cache& cache() {
   return *c;
 }
 
+// The scheduler on the graph itself, realized nodes substituted.
+Schedule schedule_uncached(const std::vector<UOpPtr>& roots) {
+  auto sink = substitute(UOp::make(Ops::SINK, dtypes::void_, roots), [](const UOp* u) { return realized(u); });
+  return schedule_graph(sink);
+}
+
+Schedule schedule_cached(const std::vector<UOpPtr>& roots) {
+  const GraphWalk g = walk(roots);
+  std::shared_ptr<const Entry> e = g.usable ? cache().find(g) : nullptr;
+  const bool hit = e != nullptr;
+  if (hit) {
+    hits++;
+  } else if (std::shared_ptr<Entry> made = g.usable ? normalize(g) : nullptr) {
+    misses++;
+    cache().insert(g.fingerprint, made);
+    e = std::move(made);
+  } else {
+    bypassed++;
+    return schedule_uncached(roots);
+  }
+  Schedule sched = Instance(g).make(*e);
+  sched.cached = hit;
+  return sched;
+}
+
 }  // namespace
 
 ScheduleCacheStats schedule_cache_stats() { return {hits.load(), misses.load(), bypassed.load(), cache().size()}; }
 
 Schedule create_schedule(const std::vector<UOpPtr>& roots) {
-  // Nodes realized earlier are swapped for views of their buffers.
-  auto sink = substitute(UOp::make(Ops::SINK, dtypes::void_, roots), [](const UOp* u) { return realized(u); });
-  Schedule sched;
-  if (!SCACHE) {
-    sched = schedule_graph(sink);
-  } else if (Normalized n = normalize(sink); !n.usable) {
-    bypassed++;
-    sched = schedule_graph(sink);
-  } else {
-    std::shared_ptr<const Schedule> cached = cache().find(n.key);
-    const bool hit = cached != nullptr;
-    (hit ? hits : misses)++;
-    if (!hit) {
-      cached = std::make_shared<const Schedule>(schedule_graph(n.key));
-      cache().insert(n.key, cached);
-    }
-    sched = Instance(n).make(*cached);
-    sched.cached = hit;
-  }
+  Schedule sched = SCACHE ? schedule_cached(roots) : schedule_uncached(roots);
   for (const auto& [node, view] : sched.becomes) set_realized(node, view);
   return sched;
 }

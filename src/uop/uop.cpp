@@ -42,6 +42,8 @@ struct ArgHash {
 
 }  // namespace
 
+size_t arg_hash(const Arg& arg) { return std::visit(ArgHash{}, arg); }
+
 std::string SpecialArg::name() const {
   switch (axis) {
     case LaunchAxis::GROUP: return "gidx" + std::to_string(dim);

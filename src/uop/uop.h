@@ -115,6 +115,8 @@ UOpPtr logical_and(const UOpPtr& a, const UOpPtr& b);
 UOpPtr maximum(const UOpPtr& a, const UOpPtr& b);
 UOpPtr where(const UOpPtr& c, const UOpPtr& t, const UOpPtr& f);
 
+// The hash of an arg alone (a node's own fields, without its sources).
+size_t arg_hash(const Arg& arg);
 // All nodes reachable from root, sources before users, each once (iterative: no recursion).
 std::vector<const UOp*> toposort(const UOpPtr& root);
 // Replace nodes by the map's values everywhere below root (rebuilds the users; iterative).

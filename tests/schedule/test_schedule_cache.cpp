@@ -67,6 +67,21 @@ TEST(ScheduleCache, RealizedIntermediatesAreTheGraphsOwn) {
   }
 }
 
+TEST(ScheduleCache, NodesRealizedSinceTheGraphWasBuiltAreRead) {
+  for (float k : {1.f, 2.f}) {
+    Tensor a = input({k, k});
+    Tensor x = a + 1.0f;
+    Tensor y = x * 2.0f;  // built on x's node, which is realized next
+    x.realize();
+    auto before = tg::schedule_cache_stats();
+    tg::GlobalCounters::reset();
+    y.realize();
+    EXPECT_EQ(tg::GlobalCounters::kernel_count, 1) << "k = " << k;  // x is read, not computed again
+    if (k == 2.f) EXPECT_EQ(delta(before).hits, 1);
+    EXPECT_EQ(y.tolist<float>(), (std::vector<float>{2 * k + 2, 2 * k + 2}));
+  }
+}
+
 TEST(ScheduleCache, AssignStepsRepeatOnTheirTarget) {
   Tensor w = input({1, 2, 3});
   for (int step = 1; step <= 3; step++) {
