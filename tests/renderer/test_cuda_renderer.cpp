@@ -154,6 +154,23 @@ TEST(CudaRender, ManyRowsReduceAWarpPerRow) {
   for (auto& o : mm.applied_opts()) EXPECT_NE(o.op, OptOps::GROUP) << o.repr();
 }
 
+TEST(CudaRender, SmallMatmulSplitsItsReduce) {
+  // An MLP's 32 x 256 @ 256 x 256 in float32: register tiles left 4 blocks of 256 threads, each looping over all
+  // of K (39 us on an H100). The workgroup splits K in 16 parts of 16 steps instead.
+  tg::CUDARenderer cuda;
+  Tensor x = Tensor::empty({32, 256}), w = Tensor::empty({256, 256});
+  tg::Kernel k(last_ast(x.matmul(w)), cuda);
+  k.hand_coded_optimizations();
+  ASSERT_FALSE(k.applied_opts().empty());
+  EXPECT_EQ(k.applied_opts()[0], (Opt{OptOps::GROUP, 0, 16}));
+  EXPECT_EQ(k.local_size(), 256);
+  // outputs enough to fill the GPU: the tiles stay, no GROUP
+  Tensor big = Tensor::empty({256, 256});
+  tg::Kernel mm(last_ast(big.matmul(w)), cuda);
+  mm.hand_coded_optimizations();
+  for (auto& o : mm.applied_opts()) EXPECT_NE(o.op, OptOps::GROUP) << o.repr();
+}
+
 TEST(CudaRender, GroupOptRules) {
   tg::CUDARenderer cuda;
   tg::ClangRenderer c;

@@ -87,12 +87,18 @@ void Kernel::group_gpu_reduce(const std::function<bool(const Opt&)>& try_opt) {
   if (outputs <= 2048 && rsize >= 256)
     for (int amt : {256, 128, 64, 32, 16})
       if (rsize % amt == 0 && try_opt({OptOps::GROUP, last, amt})) return;
+  bool tile = false;  // a matmul keeps its register tile (reduce_register_tile)
+  for (int d = 0; d < first_reduce(); d++) tile |= kinds_[size_t(d)] == AxisKind::LOOP && tile_shares_loads(d);
+  // A matmul-like kernel with too few outputs to fill the GPU, register tiles or not, and a long reduce: the
+  // workgroup splits the reduce too, in parts of at least 16 steps (an MLP's 32 x 256 @ 256 x 256 ran as 4 blocks
+  // of 256 threads, each thread looping over all 256 of K: 39 us on an H100).
+  if (matmul_like && tile && outputs < kFillThreads)
+    for (int amt : {16, 8, 4})
+      if (rsize % amt == 0 && rsize / amt >= 16 && try_opt({OptOps::GROUP, last, amt})) return;
   // Too few outputs to fill the GPU with one thread each, and short reduce dims: the workgroup shares whichever
   // reduce dim takes the most threads (the innermost on a tie, for neighbouring reads). beautiful_mnist's
   // BatchNorm gradients (64 channels over 512 images x 36 pixels) ran as one block of 64 threads, 4-5 ms each
   // on an H100.
-  bool tile = false;  // a matmul keeps its register tile (reduce_register_tile)
-  for (int d = 0; d < first_reduce(); d++) tile |= kinds_[size_t(d)] == AxisKind::LOOP && tile_shares_loads(d);
   if (outputs < kFillThreads && !tile) {
     int best = -1, best_amt = 1;
     for (int d = rd; d >= first_reduce(); d--)
