@@ -51,6 +51,7 @@ GraphWalk walk(const std::vector<UOpPtr>& roots) {
   GraphWalk g;
   std::vector<size_t> fp;                           // per node: structure, buffers numbered, no variable values
   std::unordered_map<const UOp*, uint32_t> index;  // node (or the realized node it stands for) -> its index
+  index.reserve(64);
   struct Frame {
     const UOp* node;
     const UOp* seen;  // what the scheduler sees for it: its realized view, if any (then walked instead)
@@ -202,12 +203,14 @@ class Instance {
   // A placeholder's buffer is the graph's; a buffer the schedule made is made anew, once per instance.
   UOpPtr buffer(const UOp& b) {
     if (is_placeholder(b)) return g_.buffers.at(size_t(-1 - b.get<BufferArg>().id));
-    UOpPtr& fresh = fresh_[&b];
-    if (!fresh) fresh = new_buffer_uop(buffer_device(&b), b.get<BufferArg>().size, b.dtype);
-    return fresh;
+    for (auto& [made, fresh] : fresh_)  // (a handful per schedule: a list beats a hash map here)
+      if (made == &b) return fresh;
+    return fresh_.emplace_back(&b, new_buffer_uop(buffer_device(&b), b.get<BufferArg>().size, b.dtype)).second;
   }
   // A root or realized view for the graph: its buffers, and no markers.
   UOpPtr with_buffers(const UOpPtr& u) {
+    if (u->op == Ops::VIEW && u->src.size() == 1 && u->src[0]->op == Ops::BUFFER)  // most: a view of a buffer
+      return UOp::make(Ops::VIEW, u->dtype, {buffer(*u->src[0])}, u->arg);
     return substitute(u, [&](const UOp* x) -> UOpPtr {
       if (x->op == Ops::BUFFER) return buffer(*x);
       if (is_marked(*x)) return UOp::make(Ops::DEVICE, dtypes::void_, {}, x->arg);
@@ -221,7 +224,7 @@ class Instance {
   }
 
   const GraphWalk& g_;
-  std::unordered_map<const UOp*, UOpPtr> fresh_;
+  std::vector<std::pair<const UOp*, UOpPtr>> fresh_;
 };
 
 // fingerprint -> entries, least recently used first.
