@@ -3,13 +3,16 @@
 # install_consumer), then the Python module's tests against PyTorch (scripts/run-python-tests.sh).
 # TG_PRESET picks the preset (default: `default`, Release in build/; `asan`: ASan+UBSan in build-asan/);
 # TG_JOBS sets the parallelism (default: nproc); TG_TEST_CACHE_DIR the tests' compile cache (default: test-cache in
-# the build dir); arguments go to ctest (e.g. -R Symbolic).
+# the build dir); TG_CC / TG_CXX the compilers that build the library and tests (a new build dir only; CC itself
+# would also change the compiler of the CPU kernels the tests make, and with it their compile cache's keys);
+# arguments go to ctest (e.g. -R Symbolic).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 preset="${TG_PRESET:-default}"
 jobs="${TG_JOBS:-$(nproc)}"
-cmake --preset "$preset" ${TG_TEST_CACHE_DIR:+"-DTG_TEST_CACHE_DIR=$TG_TEST_CACHE_DIR"}
+cmake --preset "$preset" ${TG_TEST_CACHE_DIR:+"-DTG_TEST_CACHE_DIR=$TG_TEST_CACHE_DIR"} \
+  ${TG_CC:+"-DCMAKE_C_COMPILER=$TG_CC"} ${TG_CXX:+"-DCMAKE_CXX_COMPILER=$TG_CXX"}
 cmake --build --preset "$preset" --parallel "$jobs"
 ctest --preset "$preset" --parallel "$jobs" "$@"
 # The Python module tinygrad_cpp, its ops checked against PyTorch (tests/python); a sanitized libtg cannot
