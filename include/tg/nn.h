@@ -166,6 +166,7 @@ struct Ints {
   Ints(T x) : v{int64_t(x)}, scalar(true) {}             // NOLINT: implicit on purpose
   Ints(std::initializer_list<int64_t> xs) : v(xs) {}     // NOLINT
   Ints(std::vector<int64_t> xs) : v(std::move(xs)) {}    // NOLINT
+  Ints(const Shape& s) : v(s) {}                         // NOLINT: a tensor's (integer) shape
 };
 
 // y = x @ weight.T + bias; weight (out, in) and bias uniform in +-1/sqrt(in).

@@ -15,13 +15,13 @@
 #include "tg/context.h"
 #include "tg/dtype.h"
 #include "tg/error.h"
+#include "tg/sint.h"
 #include "tg/variable.h"
 
 namespace tg {
 
 struct UOp;
-using Shape = std::vector<int64_t>;
-using PadArg = std::vector<std::pair<int64_t, int64_t>>;
+using PadArg = std::vector<std::pair<sint, sint>>;
 
 // Options of creation functions: Tensor::zeros({2, 3}, {.dtype = tg::dtypes::int32, .device = "CPU"}).
 struct TensorOptions {
@@ -82,7 +82,7 @@ struct Index;  // defined after Tensor
 struct MemoryView {
   void* data = nullptr;         // element (0, ..., 0); device memory when `cuda`
   DType dtype = dtypes::float32;
-  Shape shape, strides;         // strides in elements; 0 where a dim is broadcast
+  std::vector<int64_t> shape, strides;  // strides in elements; 0 where a dim is broadcast
   std::string device;           // the tensor's device: "CPU", "HOST", "CUDA:1" ...
   bool cuda = false;            // CUDA device memory (else host memory any code may read)
   int cuda_ordinal = 0;         // which GPU, when `cuda`

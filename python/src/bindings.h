@@ -13,6 +13,60 @@
 namespace nb = nanobind;
 
 namespace tgpy {
+// A symbolic size handed to Python (tinygrad_cpp.SymbolicSize); integer sizes are plain ints.
+struct SymbolicSize {
+  tg::sint size;
+};
+}  // namespace tgpy
+
+// Sizes in and out: an int, a SymbolicSize or a BoundVariable becomes a tg::sint; a tg::sint becomes an int, or a
+// SymbolicSize when symbolic. A tg::Shape is any sequence of those, and comes out as a tuple.
+namespace nanobind::detail {
+template <>
+struct type_caster<tg::sint> {
+  NB_TYPE_CASTER(tg::sint, const_name("int"))
+  bool from_python(handle src, uint8_t, cleanup_list*) noexcept {
+    if (PyLong_Check(src.ptr()) && !PyBool_Check(src.ptr())) {
+      long long v = PyLong_AsLongLong(src.ptr());
+      if (v == -1 && PyErr_Occurred()) return PyErr_Clear(), false;
+      value = int64_t(v);
+      return true;
+    }
+    if (nb::isinstance<tgpy::SymbolicSize>(src)) return value = nb::inst_ptr<tgpy::SymbolicSize>(src)->size, true;
+    if (nb::isinstance<tg::BoundVariable>(src)) return value = tg::sint(*nb::inst_ptr<tg::BoundVariable>(src)), true;
+    return false;
+  }
+  static handle from_cpp(const tg::sint& s, rv_policy, cleanup_list*) noexcept {
+    if (s.is_int()) return PyLong_FromLongLong(s.value());
+    return nb::cast(tgpy::SymbolicSize{s}).release();
+  }
+};
+template <>
+struct type_caster<tg::Shape> {
+  NB_TYPE_CASTER(tg::Shape, const_name("Sequence[int]"))
+  bool from_python(handle src, uint8_t flags, cleanup_list* cleanup) noexcept {
+    if (!PySequence_Check(src.ptr()) || PyUnicode_Check(src.ptr()) || PyBytes_Check(src.ptr())) return false;
+    Py_ssize_t n = PySequence_Size(src.ptr());
+    if (n < 0) return PyErr_Clear(), false;
+    value.clear();
+    for (Py_ssize_t i = 0; i < n; i++) {
+      nb::object o = nb::steal(PySequence_GetItem(src.ptr(), i));
+      if (!o.is_valid()) return PyErr_Clear(), false;
+      type_caster<tg::sint> c;
+      if (!c.from_python(o, flags, cleanup)) return false;
+      value.push_back(c.value);
+    }
+    return true;
+  }
+  static handle from_cpp(const tg::Shape& s, rv_policy p, cleanup_list* cl) noexcept {
+    PyObject* t = PyTuple_New(Py_ssize_t(s.size()));
+    for (size_t i = 0; i < s.size(); i++) PyTuple_SET_ITEM(t, Py_ssize_t(i), type_caster<tg::sint>::from_cpp(s[i], p, cl).ptr());
+    return t;
+  }
+};
+}  // namespace nanobind::detail
+
+namespace tgpy {
 
 // ---- convert.cpp: Python values <-> tensors ----
 // A dtype argument: a DType, a tinygrad name ("float32", "int"), or None (nullopt).

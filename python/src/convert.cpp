@@ -300,7 +300,7 @@ tg::Tensor operand(const tg::Tensor& like, nb::handle other) {
 
 nb::tuple shape_tuple(const tg::Shape& s) {
   nb::list l;
-  for (int64_t d : s) l.append(d);
+  for (const tg::sint& d : s) l.append(nb::cast(d));  // an int, or a SymbolicSize (bindings.h)
   return nb::tuple(l);
 }
 

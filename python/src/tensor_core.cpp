@@ -65,7 +65,7 @@ void bind_tensor_core(nb::class_<Tensor>& c) {
       .def("__len__",
            [](const Tensor& t) {
              if (t.ndim() == 0) throw nb::type_error("len() of a 0-d tensor");
-             return t.shape()[0];
+             return t.shape()[0].value();
            })
       // bool(), float() and int() of a one-element tensor (any shape) are its value, as torch's; any other size
       // is an error naming it (float() fell through to float(str(t)): "could not convert string to float").

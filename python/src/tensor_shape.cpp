@@ -100,13 +100,13 @@ tg::PadArg pad_pairs(const Tensor& t, nb::handle padding) {
     if (n % 2 || n / 2 > size_t(t.ndim()))
       throw nb::value_error("pad: a flat padding needs an even count of at most 2 * ndim values");
     for (size_t k = 0; k < n / 2; k++)
-      out[size_t(t.ndim()) - 1 - k] = {nb::cast<int64_t>(seq[2 * k]), nb::cast<int64_t>(seq[2 * k + 1])};
+      out[size_t(t.ndim()) - 1 - k] = {nb::cast<tg::sint>(seq[2 * k]), nb::cast<tg::sint>(seq[2 * k + 1])};
     return out;
   }
   if (n != size_t(t.ndim())) throw nb::value_error("pad: padding must give one (before, after) or None per dim");
   size_t i = 0;
   for (nb::handle h : seq) {
-    if (!h.is_none()) out[i] = nb::cast<std::pair<int64_t, int64_t>>(h);
+    if (!h.is_none()) out[i] = nb::cast<std::pair<tg::sint, tg::sint>>(h);
     i++;
   }
   return out;
@@ -118,8 +118,7 @@ tg::PadArg shrink_pairs(const Tensor& t, nb::handle arg) {
   tg::PadArg out;
   size_t i = 0;
   for (nb::handle h : seq) {
-    out.push_back(h.is_none() ? std::pair<int64_t, int64_t>{0, t.shape()[i]}
-                              : nb::cast<std::pair<int64_t, int64_t>>(h));
+    out.push_back(h.is_none() ? std::pair<tg::sint, tg::sint>{0, t.shape()[i]} : nb::cast<std::pair<tg::sint, tg::sint>>(h));
     i++;
   }
   return out;

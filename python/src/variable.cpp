@@ -22,6 +22,20 @@ void bind_variable(nb::module_& m) {
       .def("__repr__", [](const tg::Variable& v) {
         return "Variable(" + v.name + ", " + std::to_string(v.min) + ", " + std::to_string(v.max) + ")";
       });
+  // A symbolic dim of a shape (tg::sint): an expression over bound variables, as tinygrad's shapes hold UOps.
+  nb::class_<SymbolicSize>(m, "SymbolicSize")
+      .def_prop_ro("vmin", [](const SymbolicSize& s) { return s.size.vmin(); })
+      .def_prop_ro("vmax", [](const SymbolicSize& s) { return s.size.vmax(); })
+      .def_prop_ro("val", [](const SymbolicSize& s) { return s.size.bound_value(); })  // variables at their values
+      .def("__eq__", [](const SymbolicSize& a, const SymbolicSize& b) { return a.size == b.size; })
+      .def("__hash__", [](const SymbolicSize& s) { return std::hash<const void*>()(s.size.uop().get()); })
+      .def("__add__", [](const SymbolicSize& a, tg::sint b) { return a.size + b; })
+      .def("__radd__", [](const SymbolicSize& a, tg::sint b) { return b + a.size; })
+      .def("__sub__", [](const SymbolicSize& a, tg::sint b) { return a.size - b; })
+      .def("__rsub__", [](const SymbolicSize& a, tg::sint b) { return b - a.size; })
+      .def("__mul__", [](const SymbolicSize& a, tg::sint b) { return a.size * b; })
+      .def("__rmul__", [](const SymbolicSize& a, tg::sint b) { return b * a.size; })
+      .def("__repr__", [](const SymbolicSize& s) { return s.size.str(); });
   nb::class_<tg::BoundVariable>(m, "BoundVariable")
       .def_ro("var", &tg::BoundVariable::var)
       .def_ro("val", &tg::BoundVariable::value)

@@ -164,7 +164,7 @@ UOpPtr Lowerer::sibling_reduce(Ops op, const UOpPtr& barrier, const UOpPtr& slot
   std::vector<UOpPtr> loops;
   std::unordered_map<const UOp*, UOpPtr> to_loop;
   for (size_t d : group_dims_) {
-    const int64_t size = d == last ? n / unroll : fs[d];
+    const int64_t size = d == last ? n / unroll : fs[d].value();
     if (size == 1 && d == last) continue;  // the unrolled values cover it
     loops.push_back(UOp::make(Ops::RANGE, idx_dt_, {ci(0), ci(size)}, fresh_id()));
     to_loop[dims_[d].get()] = loops.back();

@@ -58,7 +58,7 @@ std::optional<Staging::Layout> Staging::layout(const Kernel& k, size_t view, int
   const Shape& fs = k.full_shape();
   Layout L;
   for (int d = 0; d < int(fs.size()); d++) {
-    const int64_t s = fs[size_t(d)] == 1 ? 0 : v.strides[size_t(d)];
+    const int64_t s = fs[size_t(d)] == 1 ? 0 : v.strides[size_t(d)].value();
     if (s == 0) continue;
     if (!is_tile_dim(k.kinds()[size_t(d)])) {
       if (s % vec != 0) return std::nullopt;  // a loop moves the tile by whole 16-byte units
@@ -166,7 +166,7 @@ std::optional<std::pair<Staging::Layout, WgmmaOperand>> Staging::wgmma_layout(co
   if (!copies_whole_runs(tr, 8)) return std::nullopt;
   const View& v = tr.views.back();
   const Shape& fs = k.full_shape();
-  auto stride = [&](int d) { return fs[size_t(d)] == 1 ? 0 : v.strides[size_t(d)]; };
+  auto stride = [&](int d) { return fs[size_t(d)] == 1 ? 0 : v.strides[size_t(d)].value(); };
   for (int d = 0; d < int(fs.size()); d++)  // loops move the tile by whole 16-byte units
     if (!is_tile_dim(k.kinds()[size_t(d)]) && stride(d) % 8 != 0) return std::nullopt;
   const int g = k.dim_of(TcRole::LANE_G), t = k.dim_of(TcRole::LANE_T), klo = k.dim_of(TcRole::K_LO);
@@ -223,7 +223,7 @@ std::optional<std::pair<Staging::Layout, WgmmaOperand>> Staging::swizzled_layout
                                                                                  const std::vector<int>& mn_dims) {
   const View& v = k.sts()[view].views.back();
   const Shape& fs = k.full_shape();
-  auto stride = [&](int d) { return fs[size_t(d)] == 1 ? 0 : v.strides[size_t(d)]; };
+  auto stride = [&](int d) { return fs[size_t(d)] == 1 ? 0 : v.strides[size_t(d)].value(); };
   std::vector<int> kdims{k.dim_of(TcRole::K_LO), k.dim_of(TcRole::LANE_T), k.dim_of(TcRole::K_HI)}, others;
   for (int d = 0; d < int(fs.size()); d++) {
     auto listed = [&](const std::vector<int>& l) { return std::find(l.begin(), l.end(), d) != l.end(); };
@@ -262,7 +262,7 @@ std::optional<std::pair<Staging::Layout, WgmmaOperand>> Staging::swizzled_mn_lay
                                                                                     const std::vector<int>& mn_dims) {
   const View& v = k.sts()[view].views.back();
   const Shape& fs = k.full_shape();
-  auto stride = [&](int d) { return fs[size_t(d)] == 1 ? 0 : v.strides[size_t(d)]; };
+  auto stride = [&](int d) { return fs[size_t(d)] == 1 ? 0 : v.strides[size_t(d)].value(); };
   size_t in_row = 0;  // the first dims along M (N) make the 64-element row, the others step between atoms
   int64_t row_size = 1;
   while (row_size < 64 && in_row < mn_dims.size()) row_size *= fs[size_t(mn_dims[in_row++])];

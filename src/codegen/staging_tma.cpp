@@ -27,7 +27,7 @@ std::optional<Staging::TmaOperand> Staging::tma_operand(const StagingInput& in, 
   const Shape& fs = k.full_shape();
   const int64_t itemsize = int64_t(in.bufs[op]->dtype.base().scalar_type().itemsize());
   const int64_t width = 128 / itemsize;
-  auto gstride = [&](int d) { return fs[size_t(d)] == 1 ? 0 : v.strides[size_t(d)]; };
+  auto gstride = [&](int d) { return fs[size_t(d)] == 1 ? 0 : v.strides[size_t(d)].value(); };
   std::vector<std::pair<int64_t, int>> outer;  // (stride in shared memory, dim) of the dims past the row
   std::vector<int> row_dims;
   int64_t row = 1;

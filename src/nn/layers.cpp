@@ -146,7 +146,7 @@ Tensor BatchNorm::operator()(const Tensor& x) {
 }
 
 // ---- LayerNorm ----
-LayerNorm::LayerNorm(Ints shape, double eps_, bool elementwise_affine) : normalized_shape(shape.v), eps(eps_) {
+LayerNorm::LayerNorm(Ints shape, double eps_, bool elementwise_affine) : normalized_shape(shape.v.begin(), shape.v.end()), eps(eps_) {
   if (normalized_shape.empty()) throw Error("LayerNorm: normalized_shape must have at least one dim");
   for (int64_t s : normalized_shape) check_positive("LayerNorm", "normalized_shape", s);
   if (elementwise_affine) {

@@ -54,7 +54,7 @@ UOpPtr fold_movement(const Captures& m, void*) {
   const UOpPtr& mv = m["mv"];
   const UOpPtr& x = m["x"];
   const UOpPtr& base = x->op == Ops::VIEW ? x->src[0] : x;
-  ShapeTracker st = apply_movement(tracker_of(x), mv->op, mv->get<std::vector<int64_t>>());
+  ShapeTracker st = apply_movement(tracker_of(x), mv->op, mv->get<Shape>());
   return make_view(base, st);
 }
 

@@ -30,7 +30,7 @@ std::pair<int64_t, int64_t> split_reduce_choice(const UOp* r) {
   // The first reduce axis (in memory order, the outermost) with a divisor in [8, most]: each partial then
   // reduces a contiguous chunk when the input is contiguous.
   for (int64_t a : r->get<ReduceArg>().axes)
-    for (int64_t d = std::min(most, in[size_t(a)] / 2); d >= 8; d--)
+    for (int64_t d = std::min(most, in[size_t(a)].value() / 2); d >= 8; d--)
       if (in[size_t(a)] % d == 0) return {a, d};
   return {-1, 0};
 }
@@ -53,11 +53,11 @@ UOpPtr split_one(const UOpPtr& r) {
   for (int64_t i = 0; i < int64_t(split.size()); i++)
     if (i != a) order.push_back(i);
   order.push_back(a);
-  UOpPtr moved = movement_uop(Ops::PERMUTE, movement_uop(Ops::RESHAPE, x, split), order);
+  UOpPtr moved = movement_uop(Ops::PERMUTE, movement_uop(Ops::RESHAPE, x, split), Shape(order.begin(), order.end()));
   UOpPtr partials = UOp::make(Ops::REDUCE_AXIS, r->dtype, {moved}, ra);
   partials = UOp::make(Ops::CONTIGUOUS, r->dtype, {partials});
   UOpPtr total = UOp::make(Ops::REDUCE_AXIS, r->dtype, {partials}, ReduceArg{ra.op, {int64_t(r->shape.size())}});
-  return movement_uop(Ops::RESHAPE, total, std::vector<int64_t>(r->shape.begin(), r->shape.end()));
+  return movement_uop(Ops::RESHAPE, total, r->shape);
 }
 
 const PatternMatcher& pm_split_reduceop() {

@@ -5,19 +5,27 @@
 #include "uop/symbolic.h"
 
 namespace tg {
+
+UOpPtr sint_to_uop(const sint& s, DType dt) {
+  if (s.is_int()) return UOp::const_int(s.value(), dt);
+  return s.uop()->dtype == dt ? s.uop() : s.uop()->cast(dt);
+}
+
 namespace {
 
 // One view applied to per-dim indices: (offset + sum idx*stride, mask checks), skipping the checks the
 // index ranges already guarantee.
 std::pair<UOpPtr, UOpPtr> apply_view(const View& v, const std::vector<UOpPtr>& idxs, DType dt) {
-  UOpPtr idx = UOp::const_int(v.offset, dt);
+  UOpPtr idx = sint_to_uop(v.offset, dt);
   UOpPtr valid = UOp::const_int(1, dtypes::bool_);
   for (size_t i = 0; i < v.shape.size(); i++) {
-    if (v.strides[i] != 0) idx = idx + idxs[i] * v.strides[i];
+    if (v.strides[i] != 0) idx = idx + idxs[i] * sint_to_uop(v.strides[i], dt);
     if (!v.mask) continue;
     auto [b, e] = (*v.mask)[i];
-    if (idxs[i]->vmin < b) valid = logical_and(valid, ge(idxs[i], b));
-    if (idxs[i]->vmax >= e) valid = logical_and(valid, lt(idxs[i], e));
+    // A bound checked only where the index's range does not already guarantee it (for every variable value).
+    if (idxs[i]->vmin < b.vmax())
+      valid = logical_and(valid, ne(lt(idxs[i], sint_to_uop(b, dt)), UOp::const_int(1, dtypes::bool_)));
+    if (idxs[i]->vmax >= e.vmin()) valid = logical_and(valid, lt(idxs[i], sint_to_uop(e, dt)));
   }
   return {simplify(idx), simplify(valid)};
 }
@@ -32,14 +40,14 @@ std::pair<UOpPtr, UOpPtr> to_indexed_uops(const ShapeTracker& st, const std::vec
     // Unravel the linear index by v's shape, innermost dim first. The outermost dim needs no mod: on
     // valid positions the index is below prod(shape); size-1 dims are always 0.
     std::vector<UOpPtr> dims(v.shape.size());
-    int64_t acc = 1;
+    sint acc = 1;
     for (size_t i = v.shape.size(); i-- > 0;) {
       if (v.shape[i] == 1)
         dims[i] = UOp::const_int(0, dt);
       else if (i == 0)
-        dims[i] = simplify(idiv(idx, acc));
+        dims[i] = simplify(idiv(idx, sint_to_uop(acc, dt)));
       else
-        dims[i] = simplify(mod(idiv(idx, acc), v.shape[i]));
+        dims[i] = simplify(mod(idiv(idx, sint_to_uop(acc, dt)), sint_to_uop(v.shape[i], dt)));
       acc *= v.shape[i];
     }
     auto [inner_idx, inner_valid] = apply_view(v, dims, dt);

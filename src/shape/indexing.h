@@ -11,6 +11,9 @@
 
 namespace tg {
 
+// A size as an index expression of dtype dt: a CONST, or the symbolic expression (int32) cast to dt.
+UOpPtr sint_to_uop(const sint& s, DType dt = dtypes::int32);
+
 std::pair<UOpPtr, UOpPtr> to_indexed_uops(const ShapeTracker& st, const std::vector<UOpPtr>& idxs,
                                           DType dt = dtypes::int32);
 

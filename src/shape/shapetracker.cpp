@@ -2,6 +2,7 @@
 #include "shape/shapetracker.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "shape/indexing.h"
 #include "uop/uop.h"
@@ -10,7 +11,7 @@ namespace tg {
 
 ShapeTracker ShapeTracker::from_shape(const Shape& shape) { return ShapeTracker{{View::create(shape)}}; }
 
-int64_t ShapeTracker::size() const { return prod(shape()); }
+sint ShapeTracker::size() const { return prod(shape()); }
 
 bool ShapeTracker::contiguous() const { return views.size() == 1 && views[0].contiguous; }
 
@@ -24,7 +25,7 @@ int64_t view_max_index(const View& v) {
   if (prod(v.shape) == 0) return -1;
   int64_t idx = v.offset;
   for (size_t i = 0; i < v.shape.size(); i++) {
-    int64_t b = v.mask ? (*v.mask)[i].first : 0, e = v.mask ? (*v.mask)[i].second : v.shape[i];
+    int64_t b = v.mask ? (*v.mask)[i].first.value() : 0, e = (v.mask ? (*v.mask)[i].second : v.shape[i]).value();
     if (b >= e) return -1;
     idx += v.strides[i] > 0 ? v.strides[i] * (e - 1) : v.strides[i] * b;
   }
@@ -34,13 +35,15 @@ int64_t view_max_index(const View& v) {
 
 int64_t ShapeTracker::real_size() const {
   if (size() == 0) return 0;
-  int64_t first = view_max_index(views.front());
-  if (views.size() == 1 || first < 0) return first + 1;
+  // A symbolic tracker is bounded over every value of its variables, by the index math's ranges.
+  bool symbolic = std::any_of(views.begin(), views.end(), [](const View& v) { return v.symbolic(); });
+  int64_t first = symbolic ? std::numeric_limits<int64_t>::max() - 1 : view_max_index(views.front());
+  if (!symbolic && (views.size() == 1 || first < 0)) return first + 1;
   // Several views: bound the composed index with the symbolic ranges, never past what the first view reaches.
   std::vector<UOpPtr> idxs;
   for (size_t i = 0; i < shape().size(); i++)
     idxs.push_back(
-        UOp::make(Ops::DEFINE_VAR, dtypes::int64, {}, NamedRange{"ridx" + std::to_string(i), 0, shape()[i] - 1}));
+        UOp::make(Ops::DEFINE_VAR, dtypes::int64, {}, NamedRange{"ridx" + std::to_string(i), 0, shape()[i].vmax() - 1}));
   auto [idx, valid] = to_indexed_uops(*this, idxs, dtypes::int64);  // int64: bounds of any size stay exact
   if (valid->vmax == 0) return 0;
   return std::max<int64_t>(0, std::min(idx->vmax, first) + 1);

@@ -13,7 +13,7 @@ struct ShapeTracker {
   static ShapeTracker from_shape(const Shape& shape);
 
   const Shape& shape() const { return views.back().shape; }
-  int64_t size() const;           // numel of shape()
+  sint size() const;              // numel of shape() (an expression when symbolic)
   bool contiguous() const;        // one view, contiguous, no offset, no mask: index == linear position
   bool has_mask() const;          // any view has a mask
   // The number of elements of the buffer behind it that can be touched (max index + 1), 0 if none.

@@ -12,15 +12,19 @@ namespace tg {
 namespace {
 std::string shape_str(const Shape& shape) {
   std::string s = "(";
-  for (size_t i = 0; i < shape.size(); i++) s += (i ? ", " : "") + std::to_string(shape[i]);
+  for (size_t i = 0; i < shape.size(); i++) s += (i ? ", " : "") + shape[i].str();
   return s + (shape.size() == 1 ? ",)" : ")");
 }
+sint clamp(const sint& v, const sint& lo, const sint& hi) { return smin(smax(v, lo), hi); }
+// a < b where the variables' ranges decide it; false where they do not.
+bool surely_lt(const sint& a, const sint& b) { return a.is_int() && b.is_int() ? a.value() < b.value() : a.vmax() < b.vmin(); }
 }  // namespace
 
 int64_t checked_numel(const Shape& shape, int64_t itemsize, const char* what) {
   int64_t n = 1;
   bool overflow = false;
-  for (int64_t s : shape) {
+  for (const sint& d : shape) {
+    int64_t s = d.vmax();
     if (s == 0) return 0;  // nothing to store, whatever the other dims say
     overflow |= __builtin_mul_overflow(n, s, &n);
   }
@@ -33,19 +37,25 @@ int64_t checked_numel(const Shape& shape, int64_t itemsize, const char* what) {
   return n;
 }
 
-int64_t prod(const Shape& shape) { return checked_numel(shape, 1, "shape"); }
+sint prod(const Shape& shape) {
+  bool symbolic = std::any_of(shape.begin(), shape.end(), [](const sint& d) { return d.is_symbolic(); });
+  if (!symbolic) return checked_numel(shape, 1, "shape");
+  sint n = 1;
+  for (const sint& d : shape) n = n * d;
+  return n;
+}
 
 Shape strides_for_shape(const Shape& shape) {
   Shape st(shape.size(), 0);
-  int64_t acc = 1;
+  sint acc = 1;
   for (size_t i = shape.size(); i-- > 0;) {
-    st[i] = shape[i] == 1 ? 0 : acc;
+    st[i] = shape[i] == 1 ? sint(0) : acc;
     acc *= shape[i];
   }
   return st;
 }
 
-View View::create(const Shape& shape, std::optional<Shape> strides, int64_t offset, std::optional<Mask> mask) {
+View View::create(const Shape& shape, std::optional<Shape> strides, sint offset, std::optional<Mask> mask) {
   size_t n = shape.size();
   View v;
   v.shape = shape;
@@ -62,10 +72,10 @@ View View::create(const Shape& shape, std::optional<Shape> strides, int64_t offs
     Mask m = *mask;
     bool full = true, empty = false;
     for (size_t i = 0; i < n; i++) {
-      m[i].first = std::clamp<int64_t>(m[i].first, 0, shape[i]);
-      m[i].second = std::clamp<int64_t>(m[i].second, 0, shape[i]);
+      m[i].first = clamp(m[i].first, 0, shape[i]);
+      m[i].second = clamp(m[i].second, 0, shape[i]);
       full &= m[i].first == 0 && m[i].second == shape[i];
-      empty |= m[i].first >= m[i].second;
+      empty |= !surely_lt(m[i].first, m[i].second) && m[i].first >= m[i].second;
     }
     if (empty) {
       // Nothing is valid: every all-invalid view of this shape is the same view.
@@ -104,7 +114,7 @@ View View::expand(const Shape& new_shape) const {
     m = *mask;
     // A grown dim had size 1: its mask was (0,1) (valid everywhere after growing) or (0,0) (nowhere).
     for (size_t i = 0; i < shape.size(); i++)
-      if (shape[i] != new_shape[i] && (*m)[i] == std::pair<int64_t, int64_t>{0, 1}) (*m)[i] = {0, new_shape[i]};
+      if (shape[i] != new_shape[i] && (*m)[i] == std::pair<sint, sint>{0, 1}) (*m)[i] = {0, new_shape[i]};
   }
   return create(new_shape, strides, offset, m);
 }
@@ -115,7 +125,7 @@ namespace {
 View resize(const View& v, const Mask& arg, const std::optional<Mask>& extra) {
   size_t n = v.shape.size();
   Shape sh(n);
-  int64_t off = v.offset;
+  sint off = v.offset;
   for (size_t i = 0; i < n; i++) {
     sh[i] = arg[i].second - arg[i].first;
     off += v.strides[i] * arg[i].first;
@@ -125,8 +135,8 @@ View resize(const View& v, const Mask& arg, const std::optional<Mask>& extra) {
     Mask moved(n);
     for (size_t i = 0; i < n; i++) {
       auto [b, e] = (*v.mask)[i];
-      moved[i] = {std::clamp<int64_t>(b - arg[i].first, 0, sh[i]), std::clamp<int64_t>(e - arg[i].first, 0, sh[i])};
-      if (m) moved[i] = {std::max(moved[i].first, (*m)[i].first), std::min(moved[i].second, (*m)[i].second)};
+      moved[i] = {clamp(b - arg[i].first, 0, sh[i]), clamp(e - arg[i].first, 0, sh[i])};
+      if (m) moved[i] = {smax(moved[i].first, (*m)[i].first), smin(moved[i].second, (*m)[i].second)};
     }
     m = std::move(moved);
   }
@@ -157,7 +167,7 @@ View View::shrink(const Mask& arg) const {
 
 View View::flip(const std::vector<bool>& axes) const {
   Shape st = strides;
-  int64_t off = offset;
+  sint off = offset;
   std::optional<Mask> m = mask;
   for (size_t i = 0; i < shape.size(); i++) {
     if (!axes[i]) continue;
@@ -168,12 +178,25 @@ View View::flip(const std::vector<bool>& axes) const {
   return create(shape, st, off, m);
 }
 
+bool View::symbolic() const {
+  auto sym = [](const Shape& s) { return std::any_of(s.begin(), s.end(), [](const sint& d) { return d.is_symbolic(); }); };
+  if (offset.is_symbolic() || sym(shape) || sym(strides)) return true;
+  if (mask)
+    for (auto& [b, e] : *mask)
+      if (b.is_symbolic() || e.is_symbolic()) return true;
+  return false;
+}
+
 size_t View::hash() const {
-  size_t h = std::hash<int64_t>()(offset) ^ (contiguous ? 0x51ed27 : 0);
-  auto mix = [&](int64_t v) { h ^= std::hash<int64_t>()(v) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
-  for (int64_t s : shape) mix(s);
+  // A symbolic dim hashes by its (interned) expression node.
+  auto h1 = [](const sint& v) {
+    return v.is_int() ? std::hash<int64_t>()(v.value()) : std::hash<const void*>()(v.uop().get());
+  };
+  size_t h = h1(offset) ^ (contiguous ? 0x51ed27 : 0);
+  auto mix = [&](const sint& v) { h ^= h1(v) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
+  for (const sint& s : shape) mix(s);
   mix(-1);
-  for (int64_t s : strides) mix(s);
+  for (const sint& s : strides) mix(s);
   if (mask)
     for (auto [b, e] : *mask) mix(b), mix(e);
   return h;
@@ -188,7 +211,7 @@ std::string tuple_repr(const std::vector<std::string>& items) {
 }
 std::string ints_repr(const Shape& v) {
   std::vector<std::string> items;
-  for (int64_t x : v) items.push_back(std::to_string(x));
+  for (const sint& x : v) items.push_back(x.str());
   return tuple_repr(items);
 }
 }  // namespace
@@ -200,7 +223,7 @@ std::string View::repr() const {
     for (auto [b, e] : *mask) items.push_back(ints_repr({b, e}));
     m = tuple_repr(items);
   }
-  return "View(shape=" + ints_repr(shape) + ", strides=" + ints_repr(strides) + ", offset=" + std::to_string(offset) +
+  return "View(shape=" + ints_repr(shape) + ", strides=" + ints_repr(strides) + ", offset=" + offset.str() +
          ", mask=" + m + ", contiguous=" + (contiguous ? "True" : "False") + ")";
 }
 

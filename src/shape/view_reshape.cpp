@@ -72,7 +72,11 @@ std::optional<std::vector<Dim>> split_dim(const Dim& d, const Shape& sizes) {
 
 std::optional<View> View::reshape(const Shape& new_shape) const {
   if (shape == new_shape) return *this;
-  if (prod(shape) == 0 || contiguous) return create(new_shape);
+  if (contiguous) return create(new_shape);
+  // A symbolic view reshapes only where nothing moves; otherwise the tracker stacks a view (always exact).
+  if (symbolic() || std::any_of(new_shape.begin(), new_shape.end(), [](const sint& d) { return d.is_symbolic(); }))
+    return std::nullopt;
+  if (prod(shape) == 0) return create(new_shape);
   size_t n = shape.size();
   if (mask) {
     for (auto [b, e] : *mask) {
@@ -87,7 +91,7 @@ std::optional<View> View::reshape(const Shape& new_shape) const {
   std::vector<Dim> old;
   for (size_t i = 0; i < n; i++)
     if (shape[i] != 1)
-      old.push_back({shape[i], strides[i], mask ? (*mask)[i].first : 0, mask ? (*mask)[i].second : shape[i]});
+      old.push_back({shape[i], strides[i], mask ? (*mask)[i].first.value() : 0, (mask ? (*mask)[i].second : shape[i]).value()});
   Shape nonone;
   for (int64_t s : new_shape)
     if (s != 1) nonone.push_back(s);
@@ -205,7 +209,7 @@ std::optional<View> merge_unmasked(const View& inner, const View& outer) {
       // b <= o + step*i < e, solved for the integer i.
       int64_t lo = step > 0 ? ceil_div(b - o, step) : ceil_div(e - 1 - o, step);
       int64_t hi = step > 0 ? floor_div(e - 1 - o, step) : floor_div(b - o, step);
-      m[d] = {std::max(m[d].first, lo), std::min(m[d].second, hi + 1)};
+      m[d] = {std::max(m[d].first.value(), lo), std::min(m[d].second.value(), hi + 1)};
       masked = true;
     }
   }
@@ -222,6 +226,8 @@ std::optional<View> merge_unmasked(const View& inner, const View& outer) {
 std::optional<View> View::merge(const View& inner, const View& outer) {
   if (prod(outer.shape) == 0) return outer;
   if (inner.contiguous) return outer;
+  if (inner.symbolic() || outer.symbolic())  // kept as two views: exact, if not the fastest
+    return outer.contiguous && outer.shape == inner.shape ? std::optional<View>(inner) : std::nullopt;
   if (outer.mask) {
     for (auto [b, e] : *outer.mask)
       if (b >= e) return outer;  // nothing valid: the inner view is never read

@@ -156,7 +156,7 @@ Tensor Tensor::einsum(const std::string& formula_in, const std::vector<Tensor>& 
     Shape xs_sorted = x.shape(), aligned;
     for (int c : alpha) {
       auto it = std::find(sorted.begin(), sorted.end(), c);
-      aligned.push_back(it == sorted.end() ? 1 : xs_sorted[size_t(it - sorted.begin())]);
+      aligned.push_back(it == sorted.end() ? sint(1) : xs_sorted[size_t(it - sorted.begin())]);
     }
     x = x.reshape(aligned);
     acc = acc ? *acc * x : x;

@@ -11,8 +11,8 @@ Shape broadcast_shape(const char* op, const Shape& a, const Shape& b) {
   size_t n = std::max(a.size(), b.size());
   Shape out(n);
   for (size_t i = 0; i < n; i++) {
-    int64_t x = i < n - a.size() ? 1 : a[i - (n - a.size())];
-    int64_t y = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    sint x = i < n - a.size() ? sint(1) : a[i - (n - a.size())];
+    sint y = i < n - b.size() ? sint(1) : b[i - (n - b.size())];
     if (x != y && x != 1 && y != 1)
       throw Error(std::string(op) + ": shapes " + fmt_shape(a) + " and " + fmt_shape(b) + " cannot be broadcast");
     out[i] = x == 1 ? y : x;

@@ -101,7 +101,7 @@ std::optional<ScatterParts> scatter_parts(const char* op, const Tensor& self, in
   v = v.expand(ve).transpose(-1, d);
   Tensor mask = indexing::eq_arange(idx.unsqueeze(-1), n, 0).transpose(-1, d);
   PadArg grow;
-  for (size_t i = 0; i < s.size(); i++) grow.emplace_back(0, int64_t(i) == d ? 0 : s[i] - is[i]);
+  for (size_t i = 0; i < s.size(); i++) grow.emplace_back(0, int64_t(i) == d ? sint(0) : s[i] - is[i]);
   grow.emplace_back(0, 0);
   return ScatterParts{v.pad(grow), mask.pad(grow), d, is[size_t(d)]};
 }

@@ -32,7 +32,7 @@ struct GradCtx {
   Tensor node() const { return Tensor(ret->ptr(), devices->at(ret)); }
   Tensor src(size_t i) const { return Tensor(ret->src.at(i), devices->at(ret->src[i].get())); }
   const Shape& src_shape(size_t i) const { return ret->src.at(i)->shape; }
-  const std::vector<int64_t>& arg() const { return ret->get<std::vector<int64_t>>(); }
+  const Shape& arg() const { return ret->get<Shape>(); }
   Grads none() const { return Grads(ret->src.size()); }
 };
 

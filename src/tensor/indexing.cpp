@@ -19,8 +19,8 @@ Shape broadcast_shapes(const char* op, const char* what, const std::vector<Shape
   Shape out(n, 1);
   for (const Shape& s : shapes)
     for (size_t i = 0; i < s.size(); i++) {
-      int64_t& o = out[n - s.size() + i];
-      int64_t v = s[i];
+      sint& o = out[n - s.size() + i];
+      const sint& v = s[i];
       if (o != v && o != 1 && v != 1) {
         std::string list;
         for (const Shape& t : shapes) list += (list.empty() ? "" : ", ") + fmt_shape(t);

@@ -15,8 +15,8 @@ std::pair<Tensor, Tensor> broadcast_pair(const char* op, const Tensor& x, const 
   size_t n = std::max(a.size(), b.size());
   Shape out(n);
   for (size_t i = 0; i < n; i++) {
-    int64_t p = i < n - a.size() ? 1 : a[i - (n - a.size())];
-    int64_t q = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    sint p = i < n - a.size() ? sint(1) : a[i - (n - a.size())];
+    sint q = i < n - b.size() ? sint(1) : b[i - (n - b.size())];
     if (p != q && p != 1 && q != 1)
       throw Error(std::string(op) + ": shapes " + fmt_shape(a) + " and " + fmt_shape(b) + " cannot be broadcast");
     out[i] = p == 1 ? q : p;

@@ -7,18 +7,18 @@ namespace tg {
 std::string fmt_pairs(const PadArg& p) {
   std::string r = "(";
   for (size_t i = 0; i < p.size(); i++)
-    r += (i ? ", " : "") + std::string("(") + std::to_string(p[i].first) + ", " + std::to_string(p[i].second) + ")";
+    r += (i ? ", " : "") + std::string("(") + p[i].first.str() + ", " + p[i].second.str() + ")";
   return r + ")";
 }
 
 namespace {
 
-Tensor movement(const Tensor& t, Ops op, std::vector<int64_t> arg) {
+Tensor movement(const Tensor& t, Ops op, Shape arg) {
   return Tensor(movement_uop(op, t.uop(), std::move(arg)), t.device());
 }
 
-std::vector<int64_t> flat_pairs(const PadArg& p) {
-  std::vector<int64_t> out;
+Shape flat_pairs(const PadArg& p) {
+  Shape out;
   for (auto& [b, e] : p) out.insert(out.end(), {b, e});
   return out;
 }
@@ -27,7 +27,8 @@ std::vector<int64_t> flat_pairs(const PadArg& p) {
 
 Tensor Tensor::reshape(const Shape& new_shape) const {
   Shape s = shape(), out = new_shape;
-  int64_t infer = -1, known = 1;
+  int64_t infer = -1;
+  sint known = 1;
   for (size_t i = 0; i < out.size(); i++) {
     if (out[i] == -1) {
       if (infer != -1) throw Error("reshape: only one dimension can be -1, got " + fmt_shape(new_shape));
@@ -39,14 +40,14 @@ Tensor Tensor::reshape(const Shape& new_shape) const {
     }
   }
   if (infer != -1) {
-    if (known == 0 || tg::prod(s) % known != 0)
-      throw Error("reshape: cannot reshape " + fmt_shape(s) + " (" + std::to_string(tg::prod(s)) + " elements) to " +
+    if (known == 0 || !same_size(tg::prod(s) % known, 0))
+      throw Error("reshape: cannot reshape " + fmt_shape(s) + " (" + tg::prod(s).str() + " elements) to " +
                   fmt_shape(new_shape));
     out[size_t(infer)] = tg::prod(s) / known;
   }
-  if (tg::prod(out) != tg::prod(s))
-    throw Error("reshape: cannot reshape " + fmt_shape(s) + " (" + std::to_string(tg::prod(s)) + " elements) to " +
-                fmt_shape(out) + " (" + std::to_string(tg::prod(out)) + " elements)");
+  if (!same_size(tg::prod(out), tg::prod(s)))
+    throw Error("reshape: cannot reshape " + fmt_shape(s) + " (" + tg::prod(s).str() + " elements) to " +
+                fmt_shape(out) + " (" + tg::prod(out).str() + " elements)");
   if (out == s) return *this;
   return movement(*this, Ops::RESHAPE, out);
 }
@@ -67,7 +68,7 @@ Tensor Tensor::permute(const std::vector<int64_t>& order) const {
   bool identity = true;
   for (size_t i = 0; i < axes.size(); i++) identity &= axes[i] == int64_t(i);
   if (identity) return *this;
-  return movement(*this, Ops::PERMUTE, axes);
+  return movement(*this, Ops::PERMUTE, Shape(axes.begin(), axes.end()));
 }
 
 Tensor Tensor::expand(const Shape& new_shape) const {
@@ -81,7 +82,7 @@ Tensor Tensor::expand(const Shape& new_shape) const {
     if (out[i] == -1) out[i] = padded[i];
     if (out[i] != padded[i] && padded[i] != 1)
       throw Error("expand: cannot expand " + fmt_shape(s) + " to " + fmt_shape(new_shape) + " (dim " +
-                  std::to_string(i) + " has size " + std::to_string(padded[i]) + ", expected 1 or equal)");
+                  std::to_string(i) + " has size " + padded[i].str() + ", expected 1 or equal)");
     if (out[i] < 0) throw Error("expand: negative dimension in " + fmt_shape(new_shape));
   }
   Tensor t = padded.size() == s.size() ? *this : reshape(padded);
@@ -96,9 +97,9 @@ Tensor Tensor::pad(const PadArg& padding) const {
                 " entries for the " + std::to_string(s.size()) + " dims of shape " + fmt_shape(s));
   bool any = false;
   for (auto& [b, e] : padding) {
-    if (b < 0 || e < 0)
+    if (!always_le(0, b) || !always_le(0, e))
       throw Error("pad: negative padding " + fmt_pairs(padding) + " for shape " + fmt_shape(s) +
-                  " (expected sizes >= 0; use shrink to cut)");
+                  " (expected sizes >= 0 over every value of their variables; use shrink to cut)");
     any |= b != 0 || e != 0;
   }
   if (!any) return *this;
@@ -113,9 +114,10 @@ Tensor Tensor::shrink(const PadArg& bounds) const {
   bool identity = true;
   for (size_t i = 0; i < s.size(); i++) {
     auto [b, e] = bounds[i];
-    if (b < 0 || e > s[i] || b > e)
+    // Checked over every value the variables may take, so that a TinyJit replay with another value stays in bounds.
+    if (!always_le(0, b) || !always_le(b, e) || !always_le(e, s[i]))
       throw Error("shrink: bounds " + fmt_pairs(bounds) + " do not fit shape " + fmt_shape(s) +
-                  " (expected 0 <= begin <= end <= size)");
+                  " (expected 0 <= begin <= end <= size" + std::string(bounds_symbolic(bounds) ? ", over the variables' whole ranges)" : ")"));
     identity &= b == 0 && e == s[i];
   }
   if (identity) return *this;
@@ -135,7 +137,7 @@ Tensor Tensor::flip(const std::vector<int64_t>& axes) const {
   if (axes.empty()) return *this;
   std::vector<int64_t> flags;
   for (bool b : f) flags.push_back(b);
-  return movement(*this, Ops::FLIP, flags);
+  return movement(*this, Ops::FLIP, Shape(flags.begin(), flags.end()));
 }
 
 Tensor Tensor::transpose(int64_t dim0, int64_t dim1) const {

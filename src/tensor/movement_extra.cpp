@@ -12,7 +12,7 @@ namespace {
 // Bounds that keep every dim whole except `dim`, which gets [b, e).
 PadArg keep_all_but(const Shape& s, size_t dim, int64_t b, int64_t e) {
   PadArg r;
-  for (size_t i = 0; i < s.size(); i++) r.emplace_back(i == dim ? b : 0, i == dim ? e : s[i]);
+  for (size_t i = 0; i < s.size(); i++) r.emplace_back(i == dim ? sint(b) : sint(0), i == dim ? sint(e) : s[i]);
   return r;
 }
 
@@ -90,7 +90,7 @@ Tensor Tensor::unflatten(int64_t dim, const Shape& sizes) const {
                 " of size " + std::to_string(s[size_t(d)]) + " in shape " + fmt_shape(s) +
                 " (expected at least one size, at most one -1)");
   Shape out(s.begin(), s.begin() + d);
-  for (int64_t v : sizes) out.push_back(v == -1 ? s[size_t(d)] / known : v);
+  for (int64_t v : sizes) out.push_back(v == -1 ? s[size_t(d)] / known : sint(v));
   out.insert(out.end(), s.begin() + d + 1, s.end());
   return reshape(out);
 }
@@ -258,7 +258,7 @@ Tensor Tensor::pad(const PadArg& padding, const std::string& mode, ConstValue va
     PadArg window;
     for (size_t i = 0; i < xs.size(); i++) {
       auto [b, e] = grow[i];
-      window.emplace_back(b == 0 ? 0 : xs[i] - b, e == 0 ? ts[i] : ts[i] - xs[i] + e);
+      window.emplace_back(b == 0 ? sint(0) : xs[i] - b, e == 0 ? ts[i] : ts[i] - xs[i] + e);
     }
     return tiled.shrink(window);
   }
@@ -330,7 +330,7 @@ Tensor Tensor::roll(const std::vector<int64_t>& shifts, const std::vector<int64_
   PadArg window;
   for (size_t d = 0; d < s.size(); d++) {
     reps.push_back(rolled[d] ? 2 : 1);
-    int64_t start = rolled[d] ? s[d] - python_mod(total[d], s[d]) : 0;
+    int64_t start = rolled[d] ? s[d] - python_mod(total[d], s[d]) : sint(0);
     window.emplace_back(start, start + s[d]);
   }
   return repeat(reps).shrink(window);

@@ -56,7 +56,7 @@ PadArg resolve_pads(const std::string& op, const std::vector<int64_t>& p, size_t
 Tensor bias_of(const std::string& op, const Tensor& bias, int64_t cout, size_t dims) {
   if (bias.shape() != Shape{cout})
     throw Error(op + ": bias " + fmt_shape(bias.shape()) + " does not match " + std::to_string(cout) +
-                " output channels (expected " + fmt_shape({cout}) + ")");
+                " output channels (expected " + fmt_shape(Shape{cout}) + ")");
   Shape bshape = {1, cout};
   bshape.insert(bshape.end(), dims, 1);
   return bias.reshape(bshape);
@@ -188,7 +188,7 @@ Tensor pool(const Tensor& x, const Shape& k, const std::vector<int64_t>& stride,
                   fmt_shape(sh) + " (after padding)");
     o[j] = ceildiv(i[j] - dil[j] * (k[j] - 1), stride[j]);
   }
-  Shape base(sh.begin(), sh.begin() + int64_t(lead));
+  Shape base(sh.begin(), sh.begin() + int64_t(lead)), stride_s(stride.begin(), stride.end());
   auto with_lead = [&](std::initializer_list<const Shape*> parts_per_dim) {
     Shape r = base;
     for (size_t j = 0; j < nk; j++)
@@ -213,7 +213,7 @@ Tensor pool(const Tensor& x, const Shape& k, const std::vector<int64_t>& stride,
       grow[lead + j] = {0, std::max<int64_t>(0, os[j] - i[j])};
     }
     Tensor t = x.pad(grow);
-    t = t.shrink(bounds(with_lead({&os}))).reshape(with_lead({&o, &stride})).shrink(bounds(with_lead({&o, &k})));
+    t = t.shrink(bounds(with_lead({&os}))).reshape(with_lead({&o, &stride_s})).shrink(bounds(with_lead({&o, &k})));
     for (size_t j = 0; j < nk; j++) order.push_back(int64_t(lead + 2 * j));
     for (size_t j = 0; j < nk; j++) order.push_back(int64_t(lead + 2 * j + 1));
     return t.permute(order);
@@ -231,7 +231,7 @@ Tensor pool(const Tensor& x, const Shape& k, const std::vector<int64_t>& stride,
   }
   Tensor t = x.reshape(with_lead({&one, &i})).expand(with_lead({&rep, &i})).reshape(with_lead({&rep_i}));
   t = t.shrink(bounds(with_lead({&taps}))).reshape(with_lead({&k, &row}));
-  t = t.shrink(bounds(with_lead({&k, &os}))).reshape(with_lead({&k, &o, &stride}));
+  t = t.shrink(bounds(with_lead({&k, &os}))).reshape(with_lead({&k, &o, &stride_s}));
   t = t.shrink(bounds(with_lead({&k, &o, &one}))).reshape(with_lead({&k, &o}));
   for (size_t j = 0; j < nk; j++) order.push_back(int64_t(lead + 2 * j + 1));
   for (size_t j = 0; j < nk; j++) order.push_back(int64_t(lead + 2 * j));
@@ -513,7 +513,7 @@ Tensor Tensor::interpolate(const Shape& size, const std::string& mode, bool alig
 Tensor Tensor::unfold(int64_t dim, int64_t size, int64_t step) const {
   Shape s = shape();
   int64_t d = normalize_axis("unfold", dim, s);
-  int64_t n = s.empty() ? 1 : s[size_t(d)];
+  int64_t n = s.empty() ? 1 : s[size_t(d)].value();
   if (size < 0) throw Error("unfold: size must be >= 0, got " + std::to_string(size));
   if (step <= 0) throw Error("unfold: step must be > 0, got " + std::to_string(step));
   if (size > n)

@@ -51,7 +51,7 @@ std::pair<Tensor, Tensor> Tensor::sort(int64_t dim, bool descending) const {
 std::pair<Tensor, Tensor> Tensor::topk(int64_t k, int64_t dim, bool largest, bool sorted) const {
   Shape s = shape();
   int64_t ax = normalize_axis("topk", dim, s);
-  int64_t n = s.empty() ? 1 : s[size_t(ax)];
+  int64_t n = s.empty() ? 1 : s[size_t(ax)].value();
   if (k < 0 || k > n)
     throw Error("topk: k = " + std::to_string(k) + " is out of range for dim " + std::to_string(dim) + " of shape " +
                 fmt_shape(s) + " (expected 0 <= k <= " + std::to_string(n) + ")");

@@ -17,8 +17,18 @@ namespace tg {
 // ---- helpers ----
 std::string fmt_shape(const Shape& s) {
   std::string r = "(";
-  for (size_t i = 0; i < s.size(); i++) r += (i ? ", " : "") + std::to_string(s[i]);
+  for (size_t i = 0; i < s.size(); i++) r += (i ? ", " : "") + s[i].str();
   return r + (s.size() == 1 ? ",)" : ")");
+}
+std::string fmt_shape(const std::vector<int64_t>& s) { return fmt_shape(Shape(s.begin(), s.end())); }
+
+bool always_le(const sint& a, const sint& b) {
+  if (a.is_int() && b.is_int()) return a.value() <= b.value();
+  return (b - a).vmin() >= 0;
+}
+bool same_size(const sint& a, const sint& b) { return a == b || (a.is_symbolic() || b.is_symbolic() ? (a - b) == 0 : false); }
+bool bounds_symbolic(const PadArg& p) {
+  return std::any_of(p.begin(), p.end(), [](const auto& be) { return be.first.is_symbolic() || be.second.is_symbolic(); });
 }
 
 int64_t normalize_axis(const char* op, int64_t axis, const Shape& shape) {

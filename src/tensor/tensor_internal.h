@@ -49,7 +49,13 @@ struct Tensor::Data : std::enable_shared_from_this<Tensor::Data> {
   static std::vector<std::shared_ptr<Data>> requiring_grad();
 };
 
-std::string fmt_shape(const Shape& s);  // "(2, 3)"
+std::string fmt_shape(const Shape& s);  // "(2, 3)", "(start_pos, 64)"
+std::string fmt_shape(const std::vector<int64_t>& s);
+// Size relations that hold for every value of the variables in them (tinygrad checks symbolic shapes the same way
+// only where it can decide; here an undecided one is refused). Plain comparisons for integers.
+bool always_le(const sint& a, const sint& b);
+bool same_size(const sint& a, const sint& b);  // equal for every value: the same int or expression, or a - b == 0
+bool bounds_symbolic(const PadArg& p);
 std::string fmt_pairs(const PadArg& p);  // "((1, 2), (0, 0))", for pad / shrink errors
 // Normalize a possibly negative axis; throws "<op>: axis A is out of range for shape S".
 int64_t normalize_axis(const char* op, int64_t axis, const Shape& shape);

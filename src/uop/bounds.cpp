@@ -49,6 +49,8 @@ std::pair<int64_t, int64_t> compute_bounds(const UOp& u) {
       if (!sp) return dtype_range(dt);
       return {0, std::max<int64_t>(0, sp->size - 1)};
     }
+    case Ops::BIND:  // a bound variable: a kernel compiled for it serves its whole range, so the range is its bound
+      return s(0);
     case Ops::DEFINE_VAR: {
       auto& n = u.get<NamedRange>();
       return {n.min, n.max};

@@ -17,11 +17,11 @@ UOpPtr make_view(const UOpPtr& u, const ShapeTracker& st) {
   return UOp::make(Ops::VIEW, base->dtype, {base}, st);
 }
 
-UOpPtr movement_uop(Ops op, const UOpPtr& u, std::vector<int64_t> arg) {
+UOpPtr movement_uop(Ops op, const UOpPtr& u, Shape arg) {
   return UOp::make(op, u->dtype, {u}, std::move(arg));
 }
 
-ShapeTracker apply_movement(const ShapeTracker& st, Ops op, const std::vector<int64_t>& arg) {
+ShapeTracker apply_movement(const ShapeTracker& st, Ops op, const Shape& arg) {
   auto pairs = [&] {
     Mask m;
     for (size_t i = 0; i + 1 < arg.size(); i += 2) m.emplace_back(arg[i], arg[i + 1]);
@@ -29,13 +29,13 @@ ShapeTracker apply_movement(const ShapeTracker& st, Ops op, const std::vector<in
   };
   switch (op) {
     case Ops::RESHAPE: return st.reshape(arg);
-    case Ops::PERMUTE: return st.permute(arg);
+    case Ops::PERMUTE: return st.permute(std::vector<int64_t>(arg.begin(), arg.end()));
     case Ops::EXPAND: return st.expand(arg);
     case Ops::PAD: return st.pad(pairs());
     case Ops::SHRINK: return st.shrink(pairs());
     case Ops::FLIP: {
       std::vector<bool> f;
-      for (int64_t a : arg) f.push_back(a != 0);
+      for (const sint& a : arg) f.push_back(a != 0);
       return st.flip(f);
     }
     default: throw Error(std::string("apply_movement: not a movement op: ") + op_name(op));

@@ -11,10 +11,11 @@ namespace tg {
 UOpPtr make_view(const UOpPtr& u, const ShapeTracker& st);
 // The ShapeTracker currently applied to a node (identity for non-VIEW nodes).
 ShapeTracker tracker_of(const UOpPtr& u);
-// A movement op node (RESHAPE, PERMUTE, EXPAND, PAD, SHRINK, FLIP) on top of `u`. The tensor graph keeps
+// A movement op node (RESHAPE, PERMUTE, EXPAND, PAD, SHRINK, FLIP) on top of `u`; the arg is a Shape (sizes, axes,
+// flattened (begin, end) pairs or flip flags). The tensor graph keeps
 // them (autograd needs each one); the scheduler folds them into VIEWs.
-UOpPtr movement_uop(Ops op, const UOpPtr& u, std::vector<int64_t> arg);
+UOpPtr movement_uop(Ops op, const UOpPtr& u, Shape arg);
 // Apply one movement op (arg as in movement_uop) to a tracker.
-ShapeTracker apply_movement(const ShapeTracker& st, Ops op, const std::vector<int64_t>& arg);
+ShapeTracker apply_movement(const ShapeTracker& st, Ops op, const Shape& arg);
 
 }  // namespace tg

@@ -29,6 +29,12 @@ struct ArgHash {
     for (int64_t x : v) h = hash_combine(h, std::hash<int64_t>()(x));
     return h;
   }
+  size_t operator()(const Shape& v) const {
+    size_t h = v.size() + 1;
+    for (const sint& x : v)
+      h = hash_combine(h, x.is_int() ? std::hash<int64_t>()(x.value()) : std::hash<const void*>()(x.uop().get()));
+    return h;
+  }
   size_t operator()(const ShapeTracker& st) const { return st.hash(); }
   size_t operator()(const ReduceArg& r) const { return hash_combine((*this)(r.axes), size_t(r.op)); }
   size_t operator()(const BufferArg& b) const { return hash_combine(size_t(b.id), size_t(b.size)); }
@@ -156,23 +162,23 @@ Shape infer_shape(Ops op, const std::vector<UOpPtr>& src, const Arg& arg) {
     case Ops::CONST: case Ops::DEVICE: case Ops::SINK: return {};
     case Ops::COPY: return src.at(1)->shape;  // COPY(DEVICE target, value)
     // Movement ops (tensor graph): the arg says how; PAD and SHRINK args are flattened (begin, end) pairs.
-    case Ops::RESHAPE: case Ops::EXPAND: return std::get<std::vector<int64_t>>(arg);
+    case Ops::RESHAPE: case Ops::EXPAND: return std::get<Shape>(arg);
     case Ops::PERMUTE: {
       Shape s;
-      for (int64_t a : std::get<std::vector<int64_t>>(arg)) s.push_back(src.at(0)->shape.at(size_t(a)));
+      for (const sint& a : std::get<Shape>(arg)) s.push_back(src.at(0)->shape.at(size_t(a.value())));
       return s;
     }
-    case Ops::PAD: case Ops::SHRINK: {
+    case Ops::PAD: case Ops::SHRINK: {  // sint arithmetic: an int64 overflow throws tg::Error
       Shape s = src.at(0)->shape;
-      const auto& a = std::get<std::vector<int64_t>>(arg);
+      const auto& a = std::get<Shape>(arg);
       for (size_t i = 0; i < s.size(); i++) {
-        int64_t lo = a.at(2 * i), hi = a.at(2 * i + 1), r = 0;
-        bool overflow = op == Ops::PAD ? __builtin_add_overflow(s[i], lo, &r) || __builtin_add_overflow(r, hi, &r)
-                                       : __builtin_sub_overflow(hi, lo, &r);
-        if (overflow)
-          throw Error(std::string(op_name(op)) + ": dim " + std::to_string(i) + " of size " + std::to_string(s[i]) +
-                      " with (" + std::to_string(lo) + ", " + std::to_string(hi) + ") has a size past int64");
-        s[i] = r;
+        const sint &lo = a.at(2 * i), &hi = a.at(2 * i + 1);
+        try {
+          s[i] = op == Ops::PAD ? s[i] + lo + hi : hi - lo;
+        } catch (const Error&) {
+          throw Error(std::string(op_name(op)) + ": dim " + std::to_string(i) + " of size " + s[i].str() + " with (" +
+                      lo.str() + ", " + hi.str() + ") has a size past int64");
+        }
       }
       return s;
     }

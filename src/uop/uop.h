@@ -50,8 +50,9 @@ struct SpecialArg {
   std::string name() const;  // tinygrad's spelling: "gidx0", "lidx1", "idx0", "core_id"
 };
 
+// Shape (sizes that may be symbolic) is the arg of the tensor graph's movement ops (RESHAPE, PERMUTE, ...).
 using Arg = std::variant<std::monostate, bool, int64_t, double, std::string, std::vector<int64_t>, ShapeTracker,
-                         ReduceArg, BufferArg, NamedRange, SpecialArg>;
+                         ReduceArg, BufferArg, NamedRange, SpecialArg, Shape>;
 
 struct UOp : std::enable_shared_from_this<UOp> {
   const Ops op;

@@ -35,6 +35,11 @@ std::string UOp::arg_repr() const {
     std::string operator()(double v) const { return fmt_double(v); }
     std::string operator()(const std::string& s) const { return "'" + s + "'"; }
     std::string operator()(const std::vector<int64_t>& v) const { return tuple(v); }
+    std::string operator()(const Shape& v) const {
+      std::string s = "(";
+      for (size_t i = 0; i < v.size(); i++) s += (i ? ", " : "") + v[i].str();
+      return s + (v.size() == 1 ? ",)" : ")");
+    }
     std::string operator()(const ShapeTracker& st) const { return st.repr(); }
     std::string operator()(const ReduceArg& r) const {
       return std::string("(Ops.") + op_name(r.op) + ", " + tuple(r.axes) + ")";

@@ -73,8 +73,9 @@ tg::Tensor make_input(const std::vector<T>& data, const tg::Shape& shape, tg::Te
 inline std::string multi_index(int64_t flat, const tg::Shape& shape) {
   std::vector<int64_t> idx(shape.size());
   for (size_t d = shape.size(); d-- > 0;) {
-    idx[d] = shape[d] ? flat % shape[d] : 0;
-    flat = shape[d] ? flat / shape[d] : 0;
+    const int64_t n = shape[d];
+    idx[d] = n ? flat % n : 0;
+    flat = n ? flat / n : 0;
   }
   std::string r = "(";
   for (size_t i = 0; i < idx.size(); i++) r += (i ? ", " : "") + std::to_string(idx[i]);

@@ -169,7 +169,7 @@ int Gen::partner(int a) {
 Shape broadcast(const Shape& x, const Shape& y) {
   Shape out(std::max(x.size(), y.size()));
   for (size_t k = 1; k <= out.size(); k++) {
-    int64_t u = k <= x.size() ? x[x.size() - k] : 1, w = k <= y.size() ? y[y.size() - k] : 1;
+    int64_t u = k <= x.size() ? x[x.size() - k].value() : 1, w = k <= y.size() ? y[y.size() - k].value() : 1;
     out[out.size() - k] = u == 1 ? w : u;
   }
   return out;
@@ -181,7 +181,7 @@ bool fits(const std::vector<Shape>& shapes) {
   for (size_t k = 1; k <= rank; k++) {
     int64_t size = 1;
     for (auto& s : shapes) {
-      int64_t x = k <= s.size() ? s[s.size() - k] : 1;
+      int64_t x = k <= s.size() ? s[s.size() - k].value() : 1;
       if (x != 1 && size != 1 && x != size) return false;
       if (x != 1) size = x;
     }

@@ -122,7 +122,7 @@ TEST(MovementExtra, RepeatMatchesTiling) {
     Ref x = to_ref(t);
     size_t lead = reps.size() - shape.size();
     std::vector<int64_t> out;
-    for (size_t i = 0; i < reps.size(); i++) out.push_back(reps[i] * (i < lead ? 1 : shape[i - lead]));
+    for (size_t i = 0; i < reps.size(); i++) out.push_back(reps[i] * (i < lead ? 1 : shape[i - lead].value()));
     Ref r = Ref::generate(out, [&](const std::vector<int64_t>& o) {
       std::vector<int64_t> src;
       for (size_t i = lead; i < o.size(); i++) src.push_back(o[i] % shape[i - lead]);

@@ -36,7 +36,7 @@ bool allow_tf32() { return ALLOW_TF32 > 0; }
 int64_t Kernel::last_view_stride(size_t i, int d) const {
   const View& v = sts_[i].views.back();
   if (v.mask) return -1;
-  return full_shape_[size_t(d)] == 1 ? 0 : v.strides[size_t(d)];
+  return full_shape_[size_t(d)] == 1 ? 0 : v.strides[size_t(d)].value();
 }
 
 void Kernel::apply_tc(const Opt& opt) {
