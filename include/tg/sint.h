@@ -119,6 +119,12 @@ struct Shape : std::vector<sint> {
   operator std::vector<int64_t>() const { return std::vector<int64_t>(begin(), end()); }  // NOLINT
 };
 
+inline bool is_symbolic(const Shape& s) {
+  for (const sint& d : s)
+    if (d.is_symbolic()) return true;
+  return false;
+}
+
 // A shape against plain sizes (EXPECT_EQ(t.shape(), (std::vector<int64_t>{2, 3}))): equal when every dim is that int.
 bool operator==(const std::vector<sint>& a, const std::vector<int64_t>& b);
 

@@ -41,6 +41,13 @@ void bind_variable(nb::module_& m) {
       .def_ro("val", &tg::BoundVariable::value)
       .def("unbind", [](const tg::BoundVariable& b) { return std::make_pair(b.var, b.value); })
       .def("__int__", [](const tg::BoundVariable& b) { return b.value; })
+      // arithmetic makes a symbolic size (start_pos + 1), usable in shapes
+      .def("__add__", [](const tg::BoundVariable& a, tg::sint b) { return tg::sint(a) + b; })
+      .def("__radd__", [](const tg::BoundVariable& a, tg::sint b) { return b + tg::sint(a); })
+      .def("__sub__", [](const tg::BoundVariable& a, tg::sint b) { return tg::sint(a) - b; })
+      .def("__rsub__", [](const tg::BoundVariable& a, tg::sint b) { return b - tg::sint(a); })
+      .def("__mul__", [](const tg::BoundVariable& a, tg::sint b) { return tg::sint(a) * b; })
+      .def("__rmul__", [](const tg::BoundVariable& a, tg::sint b) { return b * tg::sint(a); })
       .def("__repr__", [](const tg::BoundVariable& b) {
         return "Variable(" + b.var.name + ", " + std::to_string(b.var.min) + ", " + std::to_string(b.var.max) +
                ").bind(" + std::to_string(b.value) + ")";

@@ -83,7 +83,8 @@ def randn_like(self, **kwargs): return Tensor.randn(*self.shape, **_like(self, k
 def reshape(self, shape, *args):
   # None keeps that dim, as in tinygrad.
   new = [self.shape[i] if s is None else s for i, s in enumerate(argfix(shape, *args))]
-  if -1 not in new and math.prod(new) != self.numel():  # tinygrad: a size mismatch is ValueError
+  concrete = all(isinstance(d, int) for d in [*new, *self.shape])  # symbolic sizes: checked by the C++ side
+  if concrete and -1 not in new and math.prod(new) != self.numel():  # tinygrad: a size mismatch is ValueError
     raise _C.ShapeValueError(f"size mismatch, can't reshape {self.shape} ({self.numel()} elements) to {tuple(new)}")
   return self._reshape(new)
 @_method

@@ -2,6 +2,7 @@
 #include "codegen/kernel.h"
 
 #include <algorithm>
+#include <cctype>
 #include <functional>
 #include <numeric>
 #include <unordered_map>
@@ -37,6 +38,18 @@ int rank(AxisKind k) {
     default: return 5;  // UNROLL and UPCAST share the upcast region, in the order they were made
   }
 }
+// A dim in a kernel name: its size, or a symbolic size's variables and constants ("start_pos", "start_pos_1").
+std::string dim_name(const sint& s) {
+  if (s.is_int()) return std::to_string(s.value());
+  std::string out;
+  for (char c : s.str()) {
+    if (std::isalnum(static_cast<unsigned char>(c)) || c == '_') out += c;
+    else if (!out.empty() && out.back() != '_') out += '_';
+  }
+  while (!out.empty() && out.back() == '_') out.pop_back();
+  return out;
+}
+
 }  // namespace
 
 Kernel::Kernel(const UOpPtr& ast, const Renderer& renderer) : ast_(ast), renderer_(renderer) {
@@ -261,6 +274,7 @@ void Kernel::apply_opt(const Opt& opt) {
   // before that, but upcast output lanes would each need their own slots.
   if (opt.op == OptOps::UPCAST && grouped) fail("upcasting an output dim of a kernel with a grouped reduce");
   if (d < 0 || d >= int(full_shape_.size())) fail("no such axis");
+  if (full_shape_[size_t(d)].is_symbolic()) fail("the dim has a symbolic size (" + full_shape_[size_t(d)].str() + ")");
   const int64_t size = full_shape_[size_t(d)];
   const int64_t amount = opt.amount == 0 ? size : opt.amount;
   if (amount < 1 || size % amount != 0) fail("amount does not divide the dim of size " + std::to_string(size));
@@ -375,7 +389,7 @@ std::string Kernel::name() const {
       copy_only = false;
   std::string n = reduce_ ? "r" : copy_only ? "C" : "E";
   n += "_";
-  for (size_t d = 0; d < full_shape_.size(); d++) n += (d ? "_" : "") + std::to_string(full_shape_[d]);
+  for (size_t d = 0; d < full_shape_.size(); d++) n += (d ? "_" : "") + dim_name(full_shape_[d]);
   return n;
 }
 
@@ -395,7 +409,7 @@ std::string Kernel::colored_name() const {
       case AxisKind::UNROLL: c = "magenta"; break;
       case AxisKind::UPCAST: c = "yellow"; break;
     }
-    out += colored(std::to_string(full_shape_[d]), c);
+    out += colored(dim_name(full_shape_[d]), c);
   }
   return out;
 }

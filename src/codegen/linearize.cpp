@@ -55,6 +55,12 @@ class Linearizer {
         emit(u);
     for (const UOp* u : topo_)
       if (u->op == Ops::CONST) emit(u);
+    // A symbolic loop's bound (start_pos + 1): computed once, before every loop, from variables and constants.
+    for (const UOp* u : topo_)
+      if (u->op == Ops::RANGE)
+        for (auto& s : u->src)
+          for (const UOp* x : toposort(s))
+            if (!map_.count(x)) emit(x);
     std::vector<const UOp*> globals;
     for (const UOp* u : topo_)
       if (u->op == Ops::RANGE && !owner_.count(u)) globals.push_back(u);

@@ -23,7 +23,8 @@ std::vector<std::optional<SpecialArg>> launch_axes(const Kernel& k) {
       axes[d] = SpecialArg{LaunchAxis::LOCAL, 0, TensorCore::kLanes};
     else if (k.kinds()[d] == AxisKind::LOCAL || k.kinds()[d] == AxisKind::GROUP)
       axes[d] = SpecialArg{LaunchAxis::LOCAL, l++, fs[d]};
-    if (k.kinds()[d] == AxisKind::LOOP && g < 3 && fs[d] <= (g == 0 ? int64_t(INT32_MAX) : 65535))
+    // A symbolic dim stays a loop: a launch size is fixed when the kernel is compiled.
+    if (k.kinds()[d] == AxisKind::LOOP && g < 3 && fs[d].is_int() && fs[d] <= (g == 0 ? int64_t(INT32_MAX) : 65535))
       axes[d] = SpecialArg{LaunchAxis::GROUP, g++, fs[d]};
   }
   return axes;
@@ -56,13 +57,33 @@ void Lowerer::swizzle_block_order(const std::vector<std::optional<SpecialArg>>& 
   dims_[size_t(dy)] = simplify(idiv(y, ci(group)) * ci(group) + mod(q, ci(group)));
 }
 
+namespace {
+// Whether every index and size of a symbolic tracker stays within int32 for every value of its variables: the
+// index math's own bounds over index ranges [0, size) at the largest sizes.
+bool symbolic_view_fits(const ShapeTracker& st) {
+  constexpr int64_t lim = INT32_MAX;
+  std::vector<UOpPtr> idxs;
+  for (size_t i = 0; i < st.shape().size(); i++)
+    idxs.push_back(UOp::make(Ops::DEFINE_VAR, dtypes::int64, {},
+                             NamedRange{"fidx" + std::to_string(i), 0, std::max<int64_t>(0, st.shape()[i].vmax() - 1)}));
+  auto [idx, valid] = to_indexed_uops(st, idxs, dtypes::int64);
+  for (const View& v : st.views)
+    if (prod(v.shape).vmax() > lim) return false;
+  return idx->vmin >= -lim && idx->vmax <= lim;
+}
+}  // namespace
+
 DType index_dtype(const Kernel& k, const UOpPtr& ast) {
   constexpr int64_t lim = INT32_MAX;
   auto fits = [](int64_t v) { return v <= lim && v >= -lim; };
-  for (int64_t s : k.full_shape())
-    if (!fits(s)) return dtypes::int64;
+  for (const sint& s : k.full_shape())
+    if (!fits(s.vmax())) return dtypes::int64;
   for (const UOp* u : toposort(ast)) {
     if (u->op != Ops::VIEW) continue;
+    if (u->get<ShapeTracker>().symbolic()) {
+      if (!symbolic_view_fits(u->get<ShapeTracker>())) return dtypes::int64;
+      continue;
+    }
     const auto& views = u->get<ShapeTracker>().views;
     for (size_t i = 0; i < views.size(); i++) {
       const View& v = views[i];

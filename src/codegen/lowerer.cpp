@@ -75,7 +75,7 @@ Lowerer::Lowerer(const Kernel& k, const UOpPtr& ast) : k_(k), ren_(k.renderer())
   const int vdim = k.vector_dim();
   const std::vector<std::optional<SpecialArg>> launch = launch_axes(k);
   for (size_t d = 0; d < fs.size(); d++) {
-    UOpPtr r = UOp::make(Ops::RANGE, idx_dt_, {ci(0), ci(fs[d])}, int64_t(d));
+    UOpPtr r = UOp::make(Ops::RANGE, idx_dt_, {ci(0), sint_to_uop(fs[d], idx_dt_)}, int64_t(d));
     switch (kinds[d]) {
       case AxisKind::THREAD:
         r = UOp::make(Ops::SPECIAL, idx_dt_, {}, SpecialArg{LaunchAxis::CORE, 0, fs[d]});

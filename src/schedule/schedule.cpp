@@ -478,7 +478,10 @@ class Scheduler {
         case Ops::VIEW: {
           // A base read through an expanding view would be recomputed per copy: realize it.
           const UOp* b = u->src[0].get();
-          if (is_base_compute(b) && !from_constants.count(b) && u->get<ShapeTracker>().size() > prod(b->shape))
+          const sint seen = u->get<ShapeTracker>().size(), own = prod(b->shape);
+          // (symbolic sizes: larger for some value of the variables)
+          const bool expands = seen.is_int() && own.is_int() ? seen > own : !(seen == own) && (seen - own).vmax() > 0;
+          if (is_base_compute(b) && !from_constants.count(b) && expands)
             realize_.insert(b);
           break;
         }
@@ -616,7 +619,7 @@ class Scheduler {
     auto view = UOp::make(Ops::VIEW, dtypes::void_, {}, out_st);
     std::vector<UOpPtr> stores{UOp::make(Ops::STORE, dtypes::void_, {out, view, value})};
     if (b.hosted.empty())
-      return {u, UOp::make(Ops::SINK, dtypes::void_, stores), b.inputs, {}, b.kernel_reduce(), b.vars};
+      return {u, unbind_views(UOp::make(Ops::SINK, dtypes::void_, stores), b), b.inputs, {}, b.kernel_reduce(), b.vars};
     // Hosted reduces are outputs 1..h, stored through the same view (they have the kernel reduce's shape); the
     // inputs move up behind them. (Building a hosted value may host another: the loop reads the size each time.)
     std::vector<UOpPtr> hosted_values;
@@ -634,7 +637,17 @@ class Scheduler {
       auto buf = UOp::make(Ops::DEFINE_GLOBAL, r->dtype.pointer(), {}, i + 1);
       stores.push_back(UOp::make(Ops::STORE, dtypes::void_, {buf, view, shift(hosted_values[size_t(i)])}));
     }
-    return {u, UOp::make(Ops::SINK, dtypes::void_, std::move(stores)), b.inputs, b.hosted, b.kernel_reduce(), b.vars};
+    UOpPtr sink = unbind_views(UOp::make(Ops::SINK, dtypes::void_, std::move(stores)), b);
+    return {u, sink, b.inputs, b.hosted, b.kernel_reduce(), b.vars};
+  }
+
+  // The kernel reads symbolic sizes through its variables, unbound; their values join the item's (b.vars).
+  static UOpPtr unbind_views(const UOpPtr& sink, AstBuilder& b) {
+    return substitute(sink, [&](const UOp* u) -> UOpPtr {
+      if (u->op != Ops::VIEW || !u->get<ShapeTracker>().symbolic()) return nullptr;
+      ShapeTracker st = u->get<ShapeTracker>().unbind([&](const UOp& bind) { b.bind(bind); });
+      return UOp::make(Ops::VIEW, u->dtype, u->src, st);
+    });
   }
 
   Schedule emit(const UOpPtr& sink, const std::vector<BuiltKernel>& kernels) {
@@ -643,7 +656,9 @@ class Scheduler {
     std::unordered_map<const UOp*, UOpPtr> buffer_node;  // realized node -> its BUFFER
     std::unordered_map<const UOp*, UOpPtr> replacement;  // realized node -> VIEW(BUFFER) of its shape
     auto output = [&](const UOp* u) {
-      UOpPtr buf = u->op == Ops::ASSIGN ? u->src[0]->src[0] : new_buffer_uop(device_name(devices, u), prod(u->shape), u->dtype);
+      // A symbolic shape gets a buffer for its largest size.
+      UOpPtr buf = u->op == Ops::ASSIGN ? u->src[0]->src[0]
+                                        : new_buffer_uop(device_name(devices, u), prod(u->shape).vmax(), u->dtype);
       buffer_node[u] = buf;
       ShapeTracker st = u->op == Ops::ASSIGN ? u->src[0]->get<ShapeTracker>()
                                              : ShapeTracker::from_shape({prod(u->shape)}).reshape(u->shape);
@@ -654,7 +669,7 @@ class Scheduler {
       ScheduleItem item{k.ast, {output(k.root)}, 1 + k.hosted.size(), k.vars};
       for (const UOp* r : k.hosted) item.bufs.push_back(output(r));
       for (const UOp* in : k.inputs) item.bufs.push_back(in->op == Ops::BUFFER ? in->ptr() : buffer_node.at(in));
-      if (prod(k.root->shape) > 0) sched.items.push_back(std::move(item));
+      if (prod(k.root->shape).vmax() > 0) sched.items.push_back(std::move(item));
     }
     for (auto& [node, view] : replacement) become(sched, node->ptr(), view);
     auto out = substitute(sink, [&](const UOp* u) -> UOpPtr {

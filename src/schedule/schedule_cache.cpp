@@ -89,6 +89,10 @@ GraphWalk walk(const std::vector<UOpPtr>& roots) {
       } else {
         h = mix(h, arg_hash(s->arg));
         if (s->op == Ops::DEVICE && !s->src.empty()) g.usable = false;  // not a device node of a tensor graph
+        // Symbolic sizes hold their variables' values inside args: such graphs are scheduled uncached, for now.
+        if (const auto* st = std::get_if<ShapeTracker>(&s->arg); st && st->symbolic()) g.usable = false;
+        if (const auto* sh = std::get_if<Shape>(&s->arg))
+          for (const sint& d : *sh) g.usable = g.usable && d.is_int();
       }
       for (const UOpPtr& src : s->src) {
         const uint32_t j = index.at(src.get());

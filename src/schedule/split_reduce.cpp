@@ -18,6 +18,8 @@ static ContextVar REDUCEOP_SPLIT_SIZE("REDUCEOP_SPLIT_SIZE", 22);
 std::pair<int64_t, int64_t> split_reduce_choice(const UOp* r) {
   const Shape& in = r->src.at(0)->shape;
   const Shape& out = r->shape;
+  // A symbolic reduce is not split: its size is known only at run time (tinygrad does the same).
+  if (prod(in).is_symbolic() || prod(out).is_symbolic()) return {-1, 0};
   const int64_t n_in = prod(in), n_out = prod(out);
   if (SPLIT_REDUCEOP <= 0 || n_out <= 0 || n_in / n_out < std::max<long>(REDUCEOP_SPLIT_THRESHOLD, 2)) return {-1, 0};
   // Enough outputs already give every GPU block or CPU thread work of its own; splitting them anyway costs a

@@ -114,6 +114,33 @@ ShapeTracker ShapeTracker::simplify() const {
   return ShapeTracker{vs};
 }
 
+bool ShapeTracker::symbolic() const {
+  return std::any_of(views.begin(), views.end(), [](const View& v) { return v.symbolic(); });
+}
+
+ShapeTracker ShapeTracker::unbind(const std::function<void(const UOp& bind)>& on_bind) const {
+  return rebind([&](const UOp& b) {
+    on_bind(b);
+    return b.src[0];
+  });
+}
+
+ShapeTracker ShapeTracker::rebind(const std::function<std::shared_ptr<const UOp>(const UOp& bind)>& replace) const {
+  auto un = [&](sint& s) {
+    if (s.is_int()) return;
+    s = sint::from_uop(substitute(s.uop(), [&](const UOp* u) -> UOpPtr { return u->op == Ops::BIND ? replace(*u) : nullptr; }));
+  };
+  ShapeTracker st = *this;
+  for (View& v : st.views) {
+    for (sint& s : v.shape) un(s);
+    for (sint& s : v.strides) un(s);
+    un(v.offset);
+    if (v.mask)
+      for (auto& [b, e] : *v.mask) un(b), un(e);
+  }
+  return st;
+}
+
 size_t ShapeTracker::hash() const {
   size_t h = views.size();
   for (const View& v : views) h ^= v.hash() + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);

@@ -1,6 +1,7 @@
 #pragma once
 // ShapeTracker: a stack of Views. views.front() is nearest to the buffer, views.back() gives the shape.
 // Movement ops act on the last View; when a reshape cannot be expressed on it, a new View is stacked.
+#include <functional>
 #include <vector>
 
 #include "shape/view.h"
@@ -34,6 +35,12 @@ struct ShapeTracker {
   // `st` applied on top of this tracker (this is nearer to the buffer); merged views where exact.
   ShapeTracker operator+(const ShapeTracker& st) const;
   ShapeTracker simplify() const;  // merge adjacent views where the result is exactly representable
+  bool symbolic() const;          // some view has a symbolic size, stride, offset or mask bound
+  // Every bound variable (BIND) in the sizes replaced by the variable itself (DEFINE_VAR), each BIND handed to
+  // on_bind: a kernel is compiled for the variables' ranges, and the values go with its schedule item.
+  ShapeTracker unbind(const std::function<void(const UOp& bind)>& on_bind) const;
+  // Every BIND replaced by what `replace` returns for it (nullptr keeps it): new values for the same variables.
+  ShapeTracker rebind(const std::function<std::shared_ptr<const UOp>(const UOp& bind)>& replace) const;
 
   bool operator==(const ShapeTracker&) const = default;
   size_t hash() const;

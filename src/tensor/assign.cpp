@@ -5,6 +5,20 @@
 
 namespace tg {
 
+namespace {
+// A view of a realized buffer seen through movement ops (cache.shrink(...), t.reshape(...).permute(...)) as one VIEW
+// of that buffer, so that an assign writes into the buffer; null when the chain ends at anything else.
+UOpPtr buffer_view_of(const UOpPtr& u) {
+  std::vector<const UOp*> moves;
+  const UOp* n = u.get();
+  for (; is_movement(n->op); n = n->src[0].get()) moves.push_back(n);
+  if (moves.empty() || n->op != Ops::VIEW || n->src[0]->op != Ops::BUFFER) return nullptr;
+  ShapeTracker st = n->get<ShapeTracker>();
+  for (auto it = moves.rbegin(); it != moves.rend(); ++it) st = apply_movement(st, (*it)->op, (*it)->get<Shape>());
+  return UOp::make(Ops::VIEW, n->dtype, {n->src[0]}, st);
+}
+}  // namespace
+
 Tensor& Tensor::assign(const Tensor& x) {
   if (x.shape() != shape())
     throw Error("assign: cannot assign a tensor of shape " + fmt_shape(x.shape()) + " to one of shape " +
@@ -17,7 +31,10 @@ Tensor& Tensor::assign(const Tensor& x) {
   const UOpPtr& cur = uop();  // a node realized through another handle becomes its buffer view here
   const UOpPtr& value = x.uop();
   if (value == cur) return *this;
-  if (cur->op == Ops::VIEW && cur->src[0]->op == Ops::BUFFER) {
+  if (UOpPtr view = buffer_view_of(cur)) {
+    // A window of a realized buffer (a KV cache's row at start_pos): the value is stored through the window.
+    d_->set_uop(UOp::make(Ops::ASSIGN, dtype(), {view, value}));
+  } else if (cur->op == Ops::VIEW && cur->src[0]->op == Ops::BUFFER) {
     // The scheduler stores the value through this view into the same buffer; once realized, the ASSIGN is
     // replaced by that view again, so the tensor's node is the same from one step to the next.
     d_->set_uop(UOp::make(Ops::ASSIGN, dtype(), {cur, value}));

@@ -6,6 +6,7 @@
 
 #include "engine/capture.h"
 #include "engine/replay_plan.h"
+#include "tensor/tensor_internal.h"
 #include "tg/context.h"
 #include "tg/error.h"
 
@@ -35,8 +36,21 @@ Tensor as_buffer(const Tensor& t) {
 
 std::string shape_str(const Shape& s) {
   std::string out = "(";
-  for (size_t i = 0; i < s.size(); i++) out += (i ? ", " : "") + std::to_string(s[i]);
+  for (size_t i = 0; i < s.size(); i++) out += (i ? ", " : "") + s[i].str();
   return out + (s.size() == 1 ? ",)" : ")");
+}
+
+// An output of a symbolic shape with this call's values (a decoder's scores over start_pos + 1 keys): the captured
+// tensor's sizes hold the capture's values.
+Tensor with_values(const Tensor& t, const std::vector<std::pair<std::string, int64_t>>& values) {
+  const UOpPtr& u = t.uop();
+  if (u->op != Ops::VIEW || !u->get<ShapeTracker>().symbolic()) return t;
+  ShapeTracker st = u->get<ShapeTracker>().rebind([&](const UOp& b) -> UOpPtr {
+    for (const auto& [name, v] : values)
+      if (b.src[0]->get<NamedRange>().name == name) return UOp::make(Ops::BIND, b.dtype, b.src, v);
+    return nullptr;
+  });
+  return Tensor(UOp::make(Ops::VIEW, u->dtype, u->src, st), t.device());
 }
 
 const UOp* buffer_node(const Tensor& realized) {
@@ -163,7 +177,13 @@ std::vector<Tensor> TinyJit::replay(const std::vector<Tensor>& in) {
   } else {
     s.plan->run(buffers, values);
   }
-  return s.outputs;
+  std::vector<std::pair<std::string, int64_t>> named;
+  for (size_t i = 0, k = 0; i < in.size(); i++)
+    if (s.variables[i]) named.emplace_back(s.variables[i]->name, values[k++]);
+  if (named.empty()) return s.outputs;
+  std::vector<Tensor> out;
+  for (const Tensor& o : s.outputs) out.push_back(with_values(o, named));
+  return out;
 }
 
 std::vector<Tensor> TinyJit::operator()(const std::vector<Tensor>& inputs) {

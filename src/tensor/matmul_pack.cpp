@@ -22,7 +22,7 @@ bool cpu_pack_enabled() { return CPU_PACK.value() != 0; }
 
 std::optional<Tensor> cpu_packed_dot(const Tensor& x, const Tensor& w) {
   const Shape a = x.shape(), b = w.shape();
-  if (!cpu_pack_enabled() || a.size() < 2 || b.size() != 2 || x.device() != "CPU" || w.device() != "CPU" ||
+  if (!cpu_pack_enabled() || is_symbolic(a) || is_symbolic(b) || a.size() < 2 || b.size() != 2 || x.device() != "CPU" || w.device() != "CPU" ||
       x.dtype() != dtypes::float32 || w.dtype() != dtypes::float32)
     return std::nullopt;
   const int64_t k = b[0], m = b[1];

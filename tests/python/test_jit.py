@@ -101,3 +101,31 @@ def test_random_draws_follow_the_eager_stream():
       f = TinyJit(lambda x: x + Tensor.rand(4))
       return [f(Tensor.ones(4).realize()).numpy().copy() for _ in range(4)]
   for a, b in zip(draws(0), draws(1)): np.testing.assert_array_equal(a, b)
+
+
+def test_symbolic_shapes_decode_step():
+  # A KV cache written at start_pos and read up to start_pos + 1, as tinygrad's llama: shapes hold the variable.
+  from tinygrad_cpp import Variable
+  var = Variable("start_pos", 0, 15)
+  cache = Tensor.zeros(16, 4).contiguous().realize()
+  q = Tensor.rand(1, 4).realize()
+
+  @TinyJit
+  def step(x, start_pos):
+    cache.shrink(((start_pos, start_pos + 1), None)).assign(x).realize()
+    keys = cache.shrink(((0, start_pos + 1), None))
+    assert repr(keys.shape[0]) == "(start_pos+1)" and keys.shape[1] == 4
+    return (q @ keys.T).softmax(-1).contiguous()
+
+  rows = []
+  for p in range(6):
+    x = Tensor.rand(1, 4).realize()
+    rows.append(x.numpy()[0])
+    out = step(x, start_pos=var.bind(p))
+    assert out.shape[1].val == p + 1  # the call's value, also on a replay
+    got = out.reshape(1, p + 1).numpy()
+    s = q.numpy() @ np.array(rows).T
+    want = np.exp(s - s.max()) / np.exp(s - s.max()).sum()
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+  assert step.captured
+  with pytest.raises(RuntimeError, match="whole ranges"): cache.shrink(((0, var.bind(3) + 2), None))

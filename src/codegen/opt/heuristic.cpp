@@ -270,6 +270,9 @@ void Kernel::gpu_workgroups(const std::function<bool(const Opt&)>& try_opt) {
 
 void Kernel::hand_coded_optimizations() {
   // Tiny kernels keep their plain loops: nothing to win, and their code stays readable (r_2, E_16).
+  // A symbolic kernel keeps plain loops for now: no opt may split a dim whose size is known only at launch, and the
+  // heuristics below size their choices from the dims.
+  if (std::any_of(full_shape_.begin(), full_shape_.end(), [](const sint& s) { return s.is_symbolic(); })) return;
   if (prod(full_shape_) < 64) return;
   auto try_opt = [&](const Opt& o) {
     try {
