@@ -68,14 +68,32 @@ std::optional<std::vector<Dim>> split_dim(const Dim& d, const Shape& sizes) {
   return std::nullopt;
 }
 
+// The reshape that only inserts or drops size-1 dims: the other dims keep their size, stride and mask.
+std::optional<View> reshape_ones(const View& v, const Shape& new_shape) {
+  std::vector<size_t> kept, placed;
+  for (size_t i = 0; i < v.shape.size(); i++)
+    if (!(v.shape[i] == 1)) kept.push_back(i);
+    else if (v.mask && !((*v.mask)[i] == std::pair<sint, sint>{0, 1})) return std::nullopt;  // masked away: stack
+  for (size_t j = 0; j < new_shape.size(); j++)
+    if (!(new_shape[j] == 1)) placed.push_back(j);
+  if (kept.size() != placed.size()) return std::nullopt;
+  Shape st(new_shape.size(), 0);
+  Mask m(new_shape.size(), {0, 1});
+  for (size_t k = 0; k < kept.size(); k++) {
+    if (!(v.shape[kept[k]] == new_shape[placed[k]])) return std::nullopt;
+    st[placed[k]] = v.strides[kept[k]];
+    if (v.mask) m[placed[k]] = (*v.mask)[kept[k]];
+  }
+  return View::create(new_shape, st, v.offset, v.mask ? std::optional<Mask>(m) : std::nullopt);
+}
+
 }  // namespace
 
 std::optional<View> View::reshape(const Shape& new_shape) const {
   if (shape == new_shape) return *this;
   if (contiguous) return create(new_shape);
-  // A symbolic view reshapes only where nothing moves; otherwise the tracker stacks a view (always exact).
-  if (symbolic() || std::any_of(new_shape.begin(), new_shape.end(), [](const sint& d) { return d.is_symbolic(); }))
-    return std::nullopt;
+  // A symbolic view reshapes here only where size-1 dims come or go; otherwise the tracker stacks a view (exact).
+  if (symbolic() || is_symbolic(new_shape)) return reshape_ones(*this, new_shape);
   if (prod(shape) == 0) return create(new_shape);
   size_t n = shape.size();
   if (mask) {
