@@ -174,3 +174,41 @@ TEST(SymbolicShapes, TinyJitReplaysADecoderStepWithEachValue) {
   EXPECT_TRUE(jit.captured());
   expect_near(kc.tolist<float>(), kc_ref.tolist<float>(), "key cache");
 }
+
+// Every op either matches the program with numbers or throws a tg::Error naming the symbolic size: none computes
+// with a wrong size.
+TEST(SymbolicShapes, OpsMatchOrRefuseLoudly) {
+  Variable var("n", 1, 8);
+  Tensor x = Tensor::rand({8, 3}).realize();
+  using Op = std::function<Tensor(const Tensor&)>;
+  const std::vector<std::pair<const char*, Op>> supported = {
+      {"flip", [](const Tensor& t) { return t.flip(0); }},
+      {"pad", [](const Tensor& t) { return t.pad({{1, 2}, {0, 0}}); }},
+      {"permute", [](const Tensor& t) { return t.permute({1, 0}).contiguous(); }},
+      {"max", [](const Tensor& t) { return t.max(0); }},
+      {"softmax", [](const Tensor& t) { return t.softmax(0); }},
+      {"log_softmax", [](const Tensor& t) { return t.log_softmax(1); }},
+      {"expand", [](const Tensor& t) { return t.reshape({t.shape()[0], 1, 3}).expand({t.shape()[0], 2, 3}).contiguous(); }},
+      {"sum", [](const Tensor& t) { return t.sum().reshape({1}); }},
+      {"matmul", [](const Tensor& t) { return t.transpose().matmul(t); }},
+  };
+  for (int64_t n : {2, 5}) {
+    Tensor s = x.shrink({{0, var.bind(n)}, {0, 3}}), c = x.shrink({{0, n}, {0, 3}});
+    for (const auto& [name, f] : supported) {
+      Tensor a = f(s), b = f(c);
+      if (tg::is_symbolic(a.shape())) a = a.reshape(std::vector<int64_t>(b.shape()));
+      expect_near(a.tolist<float>(), b.tolist<float>(), std::string(name) + " n=" + std::to_string(n));
+    }
+    const std::vector<std::pair<const char*, Op>> refused = {
+        {"mean", [](const Tensor& t) { return t.mean(0); }},
+        {"cumsum", [](const Tensor& t) { return t.cumsum(0); }},
+        {"argmax", [](const Tensor& t) { return t.argmax(0); }},
+        {"cat", [](const Tensor& t) { return Tensor::cat({t, t}, 0); }},
+        {"getitem", [](const Tensor& t) { return t[1]; }},
+    };
+    for (const auto& [name, f] : refused) {
+      SCOPED_TRACE(name);
+      expect_error([&] { f(s).realize(); }, "a symbolic size");
+    }
+  }
+}
