@@ -89,9 +89,17 @@ Tensor Tensor::mean() const { return mean(all_axes(*this)); }
 Tensor Tensor::mean(int64_t axis, bool keepdim) const { return mean(std::vector<int64_t>{axis}, keepdim); }
 Tensor Tensor::mean(const std::vector<int64_t>& axes, bool keepdim) const {
   Tensor s = sum(axes, keepdim);
+  DType ft = dtype().is_float() ? dtype() : dtypes::default_float();
+  if (is_symbolic(shape())) {
+    // The count is the product of the reduced dims, which may be symbolic: then a value the kernel computes from its
+    // variables (a mean over start_pos + 1 rows).
+    sint count = 1;
+    for (int64_t a : axes) count = count * shape()[size_t(normalize_axis("mean", a, shape()))];
+    if (count.is_symbolic()) return (s.cast(ft) / sint_tensor(count, device()).cast(ft)).cast(ft);
+    return (s.cast(ft) / double(count.value())).cast(ft);
+  }
   int64_t count = std::max<int64_t>(numel(), 1) / std::max<int64_t>(s.numel(), 1);
   if (numel() == 0) count = 0;
-  DType ft = dtype().is_float() ? dtype() : dtypes::default_float();
   Tensor r = s.cast(ft) / double(count);  // an empty mean is 0/0 = nan, as in tinygrad
   return r.cast(ft);
 }

@@ -127,7 +127,11 @@ Tensor Tensor::var(std::optional<int64_t> axis, bool keepdim, double correction)
   DType out = mathx::float_of(dtype());
   Tensor x = cast(out);
   Tensor sq = (x - x.mean(axes, true)).square();
-  double n = double(reduced_count(s, axes));
+  sint count = 1;
+  for (int64_t a : axes) count = count * s[size_t(normalize_axis("var", a, s))];
+  if (count.is_symbolic())  // a count the kernel computes from its variables (a variance over start_pos + 1 rows)
+    return (sq.sum(axes, keepdim) / (sint_tensor(count, device()).cast(out) - correction).maximum(0.0)).cast(out);
+  double n = double(count.value());
   // n - correction <= 0 divides by 0: inf, or nan for an empty or constant input, as torch.
   return (sq.sum(axes, keepdim) / std::max(n - correction, 0.0)).cast(out);
 }

@@ -56,6 +56,9 @@ std::string fmt_shape(const std::vector<int64_t>& s);
 bool always_le(const sint& a, const sint& b);
 bool same_size(const sint& a, const sint& b);  // equal for every value: the same int or expression, or a - b == 0
 bool bounds_symbolic(const PadArg& p);
+// A size as a 0-d int32 tensor: a constant, or the expression over its bound variables (their values reach the
+// kernel as arguments). Throws for an expression op it cannot build.
+Tensor sint_tensor(const sint& s, const std::string& device);
 std::string fmt_pairs(const PadArg& p);  // "((1, 2), (0, 0))", for pad / shrink errors
 // Normalize a possibly negative axis; throws "<op>: axis A is out of range for shape S".
 int64_t normalize_axis(const char* op, int64_t axis, const Shape& shape);

@@ -3,6 +3,7 @@
 #include "tg/variable.h"
 
 #include <limits>
+#include <unordered_map>
 
 #include "runtime/device.h"
 #include "tensor/tensor_internal.h"
@@ -38,6 +39,31 @@ Tensor::Tensor(const BoundVariable& v, TensorOptions opts) {
   auto dev = UOp::make(Ops::DEVICE, dtypes::void_, {}, device);
   auto bind = UOp::make(Ops::BIND, dtypes::int32, {var, dev}, checked.value);
   *this = Tensor(UOp::make(Ops::VIEW, dtypes::int32, {bind}, ShapeTracker::from_shape({})), device);
+}
+
+Tensor sint_tensor(const sint& s, const std::string& device) {
+  TensorOptions opts{.dtype = dtypes::int32, .device = device};
+  if (s.is_int()) return Tensor::full({}, s.value(), opts);
+  // The expression's nodes, sources first (an expression is small: a recursion-free walk all the same).
+  std::unordered_map<const UOp*, Tensor> built;
+  for (const UOp* u : toposort(s.uop())) {
+    auto src = [&](size_t i) { return built.at(u->src[i].get()); };
+    switch (u->op) {
+      case Ops::CONST: built.emplace(u, Tensor::full({}, u->const_int_value(), opts)); break;
+      case Ops::DEFINE_VAR: break;  // read through its BIND
+      case Ops::BIND: {
+        const auto& r = u->src[0]->get<NamedRange>();
+        built.emplace(u, Tensor(Variable(r.name, r.min, r.max).bind(u->get<int64_t>()), {.device = device}));
+        break;
+      }
+      case Ops::ADD: built.emplace(u, src(0) + src(1)); break;
+      case Ops::MUL: built.emplace(u, src(0) * src(1)); break;
+      case Ops::IDIV: built.emplace(u, src(0).idiv(src(1))); break;
+      case Ops::MAX: built.emplace(u, src(0).maximum(src(1))); break;
+      default: throw Error("symbolic size " + s.str() + ": no tensor op for " + op_name(u->op));
+    }
+  }
+  return built.at(s.uop().get());
 }
 
 std::optional<BoundVariable> Tensor::bound_variable() const {
