@@ -15,9 +15,9 @@ std::vector<int64_t> all_axes(const Tensor& t) {
   return a;
 }
 
-// The number of elements a reduction over `axes` folds into one (axes already valid).
-int64_t reduced_count(const Shape& s, const std::vector<int64_t>& axes) {
-  int64_t n = 1;
+// The number of elements a reduction over `axes` folds into one (axes already valid): an expression when symbolic.
+sint reduced_count(const Shape& s, const std::vector<int64_t>& axes) {
+  sint n = 1;
   for (int64_t a : axes)
     if (!s.empty()) n *= s[size_t(a < 0 ? a + int64_t(s.size()) : a)];
   return n;
@@ -127,8 +127,7 @@ Tensor Tensor::var(std::optional<int64_t> axis, bool keepdim, double correction)
   DType out = mathx::float_of(dtype());
   Tensor x = cast(out);
   Tensor sq = (x - x.mean(axes, true)).square();
-  sint count = 1;
-  for (int64_t a : axes) count = count * s[size_t(normalize_axis("var", a, s))];
+  const sint count = reduced_count(s, axes);
   if (count.is_symbolic())  // a count the kernel computes from its variables (a variance over start_pos + 1 rows)
     return (sq.sum(axes, keepdim) / (sint_tensor(count, device()).cast(out) - correction).maximum(0.0)).cast(out);
   double n = double(count.value());
