@@ -12,6 +12,7 @@
 // a tensor graph hangs from a DEVICE, so the copy's DEVICE nodes get a marker source (the device name, which the
 // scheduler reads, stays) and everything above them is new. Markers are taken off what goes back to tensors.
 #include <atomic>
+#include <functional>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -32,6 +33,26 @@ ContextVar SCACHE("SCACHE", 1);  // 0: schedule every graph afresh (to compare)
 constexpr size_t kCapacity = 256;
 
 size_t mix(size_t h, size_t v) { return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)); }
+
+// ---- symbolic sizes: args (views, movement ops) that hold their variables' values in BIND nodes ----
+using Rebind = std::function<UOpPtr(const UOp& bind)>;
+bool symbolic_arg(const Arg& a) {
+  if (const auto* st = std::get_if<ShapeTracker>(&a)) return st->symbolic();
+  if (const auto* sh = std::get_if<Shape>(&a)) return is_symbolic(*sh);
+  return false;
+}
+// The arg with every BIND in its sizes replaced by what `f` gives for it.
+Arg rebind_arg(const Arg& a, const Rebind& f) {
+  if (const auto* st = std::get_if<ShapeTracker>(&a)) return st->rebind(f);
+  Shape out = std::get<Shape>(a);
+  for (sint& d : out)
+    if (d.is_symbolic())
+      d = sint::from_uop(substitute(d.uop(), [&](const UOp* u) { return u->op == Ops::BIND ? f(*u) : nullptr; }));
+  return out;
+}
+UOpPtr unbound(const UOp& bind) { return bind.src[0]; }
+UOpPtr bound_to_zero(const UOp& bind) { return UOp::make(Ops::BIND, bind.dtype, bind.src, int64_t(0)); }
+const std::string& var_name(const UOp& bind) { return bind.src.at(0)->get<NamedRange>().name; }
 
 // A graph as the scheduler sees it, sources before users: each realized node is read as its view (tinygrad's
 // "becomes"), as create_schedule's substitution would make it.
@@ -58,6 +79,11 @@ GraphWalk walk(const std::vector<UOpPtr>& roots) {
     size_t next = 0;
   };
   std::vector<Frame> stack;
+  auto add_value = [&](const UOp& bind) {  // a variable's value (one variable with two values: not cached)
+    const std::string& name = var_name(bind);
+    for (auto& [other, v] : g.values) g.usable &= other != name || v == bind.get<int64_t>();
+    g.values.emplace_back(name, bind.get<int64_t>());
+  };
   auto push = [&](const UOp* u) {
     if (index.count(u)) return;
     UOpPtr r = realized(u);  // (the view stays alive in the realized table while u lives)
@@ -83,16 +109,12 @@ GraphWalk walk(const std::vector<UOpPtr>& roots) {
         h = mix(mix(h, g.buffers.size()), size_t(s->get<BufferArg>().size));
         g.buffers.push_back(s->ptr());
       } else if (s->op == Ops::BIND) {
-        const std::string& name = s->src.at(0)->get<NamedRange>().name;
-        for (auto& [other, v] : g.values) g.usable &= other != name || v == s->get<int64_t>();
-        g.values.emplace_back(name, s->get<int64_t>());
+        add_value(*s);
+      } else if (symbolic_arg(s->arg)) {  // sizes over variables: hashed without their values, kept as a BIND's
+        h = mix(h, arg_hash(rebind_arg(s->arg, [&](const UOp& b) { return add_value(b), unbound(b); })));
       } else {
         h = mix(h, arg_hash(s->arg));
         if (s->op == Ops::DEVICE && !s->src.empty()) g.usable = false;  // not a device node of a tensor graph
-        // Symbolic sizes hold their variables' values inside args: such graphs are scheduled uncached, for now.
-        if (const auto* st = std::get_if<ShapeTracker>(&s->arg); st && st->symbolic()) g.usable = false;
-        if (const auto* sh = std::get_if<Shape>(&s->arg))
-          for (const sint& d : *sh) g.usable = g.usable && d.is_int();
       }
       for (const UOpPtr& src : s->src) {
         const uint32_t j = index.at(src.get());
@@ -129,6 +151,7 @@ struct Entry {
   std::vector<uint32_t> src_index, src_begin, roots;
   Schedule sched;                     // over placeholders (and the buffers it made); becomes unused
   std::vector<std::pair<uint32_t, UOpPtr>> becomes;  // node index -> its realized view
+  bool symbolic = false;              // some arg has symbolic sizes (stored with every value 0)
 };
 
 // The normalized copy of the walked graph, or nullptr where it would merge two nodes (a variable bound to two
@@ -149,6 +172,8 @@ std::shared_ptr<Entry> normalize(const GraphWalk& g) {
       copy[i] = marked(u);
     else if (u.op == Ops::BIND)  // the value goes with the item (ScheduleItem::vars)
       copy[i] = UOp::make(Ops::BIND, u.dtype, std::move(src), int64_t(0));
+    else if (symbolic_arg(u.arg))  // (the same, for the values inside sizes)
+      e->symbolic = true, copy[i] = UOp::make(u.op, u.dtype, std::move(src), rebind_arg(u.arg, bound_to_zero));
     else
       copy[i] = UOp::make(u.op, u.dtype, std::move(src), u.arg);
     if (copy[i].get() == &u && u.op != Ops::DEFINE_VAR) return nullptr;  // (a DEFINE_VAR is only a name)
@@ -176,6 +201,8 @@ bool same_graph(const Entry& e, const GraphWalk& g) {
     if (a.op != b.op || a.dtype != b.dtype) return false;
     if (a.op == Ops::BUFFER) {
       if (a.get<BufferArg>().size != b.get<BufferArg>().size) return false;
+    } else if (symbolic_arg(a.arg) || symbolic_arg(b.arg)) {
+      if (!(rebind_arg(a.arg, unbound) == rebind_arg(b.arg, unbound))) return false;
     } else if (a.op != Ops::BIND && !(a.arg == b.arg)) {
       return false;
     }
@@ -197,9 +224,9 @@ class Instance {
       for (VarValue& v : copy.vars) v.value = value_of(v.var.name);
       out.items.push_back(std::move(copy));
     }
-    for (const UOpPtr& r : e.sched.roots) out.roots.push_back(with_buffers(r));
+    for (const UOpPtr& r : e.sched.roots) out.roots.push_back(with_values(e, with_buffers(r)));
     for (const auto& [i, view] : e.becomes)
-      if (!g_.rebuilt[i]) out.becomes.emplace_back(g_.nodes[i]->ptr(), with_buffers(view));
+      if (!g_.rebuilt[i]) out.becomes.emplace_back(g_.nodes[i]->ptr(), with_values(e, with_buffers(view)));
     return out;
   }
 
@@ -219,6 +246,18 @@ class Instance {
       if (x->op == Ops::BUFFER) return buffer(*x);
       if (is_marked(*x)) return UOp::make(Ops::DEVICE, dtypes::void_, {}, x->arg);
       return nullptr;
+    });
+  }
+  // A root or realized view with this graph's values in its symbolic sizes (stored with 0).
+  UOpPtr with_values(const Entry& e, const UOpPtr& u) const {
+    if (!e.symbolic) return u;
+    return substitute(u, [&](const UOp* x) -> UOpPtr {
+      if (!symbolic_arg(x->arg)) return nullptr;
+      std::vector<UOpPtr> src;
+      for (const UOpPtr& s : x->src) src.push_back(with_values(e, s));  // (views nest a few levels at most)
+      return UOp::make(x->op, x->dtype, std::move(src), rebind_arg(x->arg, [&](const UOp& b) {
+                         return UOp::make(Ops::BIND, b.dtype, b.src, value_of(var_name(b)));
+                       }));
     });
   }
   int64_t value_of(const std::string& name) const {

@@ -108,7 +108,10 @@ TEST(SymbolicShapes, OneKernelServesEveryValue) {
     EXPECT_EQ(s.items.size(), 1u);
     return s.items.at(0);
   };
+  tg::Context cached({{"SCACHE", 1}});
+  const tg::ScheduleCacheStats before = tg::schedule_cache_stats();
   tg::ScheduleItem a = item(3), b = item(40);
+  EXPECT_GE(tg::schedule_cache_stats().hits - before.hits, 1) << "the second value takes the stored schedule";
   EXPECT_EQ(a.ast, b.ast) << "the kernel holds the variable, not its value";
   ASSERT_EQ(a.vars.size(), 1u);
   EXPECT_EQ(a.vars[0].value, 3);
