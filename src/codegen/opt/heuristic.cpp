@@ -270,9 +270,11 @@ void Kernel::gpu_workgroups(const std::function<bool(const Opt&)>& try_opt) {
 
 void Kernel::hand_coded_optimizations() {
   // Tiny kernels keep their plain loops: nothing to win, and their code stays readable (r_2, E_16).
-  // A symbolic kernel keeps plain loops for now: no opt may split a dim whose size is known only at launch, and the
-  // heuristics below size their choices from the dims.
-  if (std::any_of(full_shape_.begin(), full_shape_.end(), [](const sint& s) { return s.is_symbolic(); })) return;
+  // A kernel with a symbolic dim keeps plain loops for now: no opt may split a dim whose size is known only at
+  // launch, and the heuristics below size their choices from the dims. On GPUs its output dims are padded to their
+  // largest size first (they launch at it anyway), which leaves a symbolic reduce only.
+  if (renderer_.has_local() && is_symbolic(full_shape_)) pad_symbolic_outputs();
+  if (is_symbolic(full_shape_)) return;
   if (prod(full_shape_) < 64) return;
   auto try_opt = [&](const Opt& o) {
     try {

@@ -95,6 +95,22 @@ std::optional<double> value_in_padding(const UOpPtr& root) {
 
 }  // namespace
 
+void Kernel::pad_symbolic_outputs() {
+  for (size_t d = 0; d < full_shape_.size(); d++) {
+    if (kinds_[d] != AxisKind::LOOP || full_shape_[d].is_int()) continue;
+    const sint size = full_shape_[d];
+    const int64_t padded = size.vmax();
+    for (auto& st : sts_) {
+      if (st.shape()[d] == 1) continue;  // broadcast along it
+      Mask grow(st.shape().size(), {0, 0});
+      grow[d] = {0, padded - size};  // the padding's mask ends at the size: stores and loads past it are off
+      st = st.pad(grow);
+      if (st.shape()[d].is_symbolic()) throw Error("pad_symbolic_outputs: " + size.str() + " did not pad to " + std::to_string(padded));
+    }
+    full_shape_[d] = padded;
+  }
+}
+
 void Kernel::apply_padto(const Opt& opt) {
   auto fail = [&](const std::string& why) {
     throw KernelOptError("apply_opt " + opt.repr() + " on " + name() + ": " + why);
