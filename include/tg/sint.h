@@ -43,6 +43,8 @@ class sint {
   // The value with each variable at its bound value (tinygrad's sym_infer); the integer when not symbolic.
   int64_t bound_value() const;
   std::string str() const;  // "4", "start_pos", "(start_pos+1)"
+  // The integer's hash, or the (interned) expression node's: equal sints hash alike.
+  size_t hash() const { return u_ ? std::hash<const void*>()(u_.get()) : std::hash<int64_t>()(v_); }
 
   // Same integer, or the same expression (expressions are interned and kept simplified).
   friend bool operator==(const sint& a, const sint& b) { return a.v_ == b.v_ && a.u_ == b.u_; }

@@ -28,7 +28,7 @@ void bind_variable(nb::module_& m) {
       .def_prop_ro("vmax", [](const SymbolicSize& s) { return s.size.vmax(); })
       .def_prop_ro("val", [](const SymbolicSize& s) { return s.size.bound_value(); })  // variables at their values
       .def("__eq__", [](const SymbolicSize& a, const SymbolicSize& b) { return a.size == b.size; })
-      .def("__hash__", [](const SymbolicSize& s) { return std::hash<const void*>()(s.size.uop().get()); })
+      .def("__hash__", [](const SymbolicSize& s) { return s.size.hash(); })
       .def("__add__", [](const SymbolicSize& a, tg::sint b) { return a.size + b; })
       .def("__radd__", [](const SymbolicSize& a, tg::sint b) { return b + a.size; })
       .def("__sub__", [](const SymbolicSize& a, tg::sint b) { return a.size - b; })

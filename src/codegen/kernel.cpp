@@ -82,6 +82,7 @@ Kernel::Kernel(const UOpPtr& ast, const Renderer& renderer) : ast_(ast), rendere
   permute_reduce_last();
   merge_dims();
   roles_.assign(kinds_.size(), TcRole::NONE);
+  if (renderer_.has_local()) pad_symbolic_outputs();
 }
 
 int Kernel::dim_of(TcRole role) const {

@@ -134,8 +134,9 @@ class Kernel {
   void split_tc_dims(const TensorCore& tc, size_t ia, size_t ib, int m, int n, int k);
   // OptOps.PADTO (codegen/opt/padto.cpp): pad dim `axis` of every view up to a multiple of `amount`.
   void apply_padto(const Opt& opt);
-  // GPUs: every symbolic output dim padded to its largest size (a launch size is fixed when the kernel is compiled);
-  // the padding's mask ends at the symbolic size, so its threads neither read nor write. Then opts may split it.
+  // GPUs (from the constructor): every symbolic output dim padded to its largest size (a launch size is fixed when
+  // the kernel is compiled); the padding's mask ends at the symbolic size, so its threads neither read nor write.
+  // Then opts may split it like any other dim.
   void pad_symbolic_outputs();
   // Stride of dim d in tracker i's last view (0 for broadcast dims), or nullopt when masked/multi-view
   // makes it not a plain stride.

@@ -23,10 +23,9 @@ std::vector<std::optional<SpecialArg>> launch_axes(const Kernel& k) {
       axes[d] = SpecialArg{LaunchAxis::LOCAL, 0, TensorCore::kLanes};
     else if (k.kinds()[d] == AxisKind::LOCAL || k.kinds()[d] == AxisKind::GROUP)
       axes[d] = SpecialArg{LaunchAxis::LOCAL, l++, fs[d]};
-    // A symbolic dim launches at its largest size (a launch size is fixed when the kernel is compiled); the lowerer
-    // guards every access of the threads past its size.
-    if (k.kinds()[d] == AxisKind::LOOP && g < 3 && fs[d].vmax() <= (g == 0 ? int64_t(INT32_MAX) : 65535))
-      axes[d] = SpecialArg{LaunchAxis::GROUP, g++, fs[d].vmax()};
+    // (a symbolic output dim was padded to its largest size by the Kernel: launch dims are numbers)
+    if (k.kinds()[d] == AxisKind::LOOP && g < 3 && fs[d] <= (g == 0 ? int64_t(INT32_MAX) : 65535))
+      axes[d] = SpecialArg{LaunchAxis::GROUP, g++, fs[d]};
   }
   return axes;
 }

@@ -108,11 +108,6 @@ Lowerer::Lowerer(const Kernel& k, const UOpPtr& ast) : k_(k), ren_(k.renderer())
     dims_.push_back(r);
   }
   if (ua_.size() > 60) throw Error("lower: too many upcast dims");
-  for (size_t d = 0; d < fs.size(); d++)
-    if (fs[d].is_symbolic() && dims_[d]->op == Ops::SPECIAL) {
-      UOpPtr in = lt(dims_[d], sint_to_uop(fs[d], idx_dt_));
-      launch_guard_ = launch_guard_ ? logical_and(launch_guard_, in) : in;
-    }
   // Dims of size 0: an empty output has nothing to store; a reduce over nothing is its identity and reads
   // nothing. (The loops alone would not be enough: a RANGE over nothing simplifies away, and the loads in
   // it would run once, out of bounds.)
@@ -318,9 +313,7 @@ std::pair<UOpPtr, UOpPtr> Lowerer::index_of(const UOp* view) const {
   const ShapeTracker& st = view->get<ShapeTracker>();
   std::vector<UOpPtr> idxs;
   for (size_t d = 0; d < st.shape().size(); d++) idxs.push_back(st.shape()[d] == 1 ? ci(0) : dims_.at(d));
-  auto [idx, valid] = to_indexed_uops(st, idxs, idx_dt_);
-  if (launch_guard_) valid = simplify(logical_and(valid, launch_guard_));
-  return {idx, valid};
+  return to_indexed_uops(st, idxs, idx_dt_);
 }
 
 UOpPtr Lowerer::contiguous_base(const UOpPtr& idx, const UOpPtr& valid, const Combo& c) const {

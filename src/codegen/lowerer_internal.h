@@ -73,9 +73,6 @@ class Lowerer {
   bool empty_output_ = false;        // some output dim has size 0
   std::vector<size_t> group_dims_;   // GROUP dims: a reduce split across a workgroup's threads
   std::vector<size_t> thread_dims_;  // LOCAL and GROUP dims (the threads of a workgroup), in dim order
-  // Symbolic dims launched at their largest size: the threads past the size (gidx < start_pos + 1 fails) neither
-  // read nor write. Null when the kernel has none.
-  UOpPtr launch_guard_;
   std::vector<UAxis> ua_;            // upcast dims other than the vector dim
   uint64_t unroll_mask_ = 0;
   UOpPtr vph_;  // the vector dim's placeholder (null: no vector dim)

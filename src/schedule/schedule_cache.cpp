@@ -45,9 +45,7 @@ bool symbolic_arg(const Arg& a) {
 Arg rebind_arg(const Arg& a, const Rebind& f) {
   if (const auto* st = std::get_if<ShapeTracker>(&a)) return st->rebind(f);
   Shape out = std::get<Shape>(a);
-  for (sint& d : out)
-    if (d.is_symbolic())
-      d = sint::from_uop(substitute(d.uop(), [&](const UOp* u) { return u->op == Ops::BIND ? f(*u) : nullptr; }));
+  for (sint& d : out) d = rebind(d, f);
   return out;
 }
 UOpPtr unbound(const UOp& bind) { return bind.src[0]; }

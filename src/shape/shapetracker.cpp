@@ -36,9 +36,9 @@ int64_t view_max_index(const View& v) {
 int64_t ShapeTracker::real_size() const {
   if (size() == 0) return 0;
   // A symbolic tracker is bounded over every value of its variables, by the index math's ranges.
-  bool symbolic = std::any_of(views.begin(), views.end(), [](const View& v) { return v.symbolic(); });
-  int64_t first = symbolic ? std::numeric_limits<int64_t>::max() - 1 : view_max_index(views.front());
-  if (!symbolic && (views.size() == 1 || first < 0)) return first + 1;
+  const bool sym = symbolic();
+  int64_t first = sym ? std::numeric_limits<int64_t>::max() - 1 : view_max_index(views.front());
+  if (!sym && (views.size() == 1 || first < 0)) return first + 1;
   // Several views: bound the composed index with the symbolic ranges, never past what the first view reaches.
   std::vector<UOpPtr> idxs;
   for (size_t i = 0; i < shape().size(); i++)
@@ -125,11 +125,13 @@ ShapeTracker ShapeTracker::unbind(const std::function<void(const UOp& bind)>& on
   });
 }
 
+sint rebind(const sint& s, const std::function<std::shared_ptr<const UOp>(const UOp& bind)>& replace) {
+  if (s.is_int()) return s;
+  return sint::from_uop(substitute(s.uop(), [&](const UOp* u) { return u->op == Ops::BIND ? replace(*u) : nullptr; }));
+}
+
 ShapeTracker ShapeTracker::rebind(const std::function<std::shared_ptr<const UOp>(const UOp& bind)>& replace) const {
-  auto un = [&](sint& s) {
-    if (s.is_int()) return;
-    s = sint::from_uop(substitute(s.uop(), [&](const UOp* u) -> UOpPtr { return u->op == Ops::BIND ? replace(*u) : nullptr; }));
-  };
+  auto un = [&](sint& s) { s = tg::rebind(s, replace); };
   ShapeTracker st = *this;
   for (View& v : st.views) {
     for (sint& s : v.shape) un(s);

@@ -8,6 +8,9 @@
 
 namespace tg {
 
+// `s` with every BIND in its expression replaced by what `replace` returns for it (nullptr keeps it).
+sint rebind(const sint& s, const std::function<std::shared_ptr<const UOp>(const UOp& bind)>& replace);
+
 struct ShapeTracker {
   std::vector<View> views;
 

@@ -63,10 +63,9 @@ int64_t sint::vmax() const { return u_ ? u_->vmax : v_; }
 
 int64_t sint::bound_value() const {
   if (!u_) return v_;
-  auto bound = substitute(u_, [](const UOp* n) -> UOpPtr {
+  auto v = simplify(substitute(u_, [](const UOp* n) -> UOpPtr {
     return n->op == Ops::BIND ? UOp::const_int(n->get<int64_t>(), dtypes::int32) : nullptr;
-  });
-  auto v = simplify(bound);
+  }));
   if (v->op != Ops::CONST) throw Error("symbolic size " + str() + ": a variable without a value");
   return v->const_int_value();
 }

@@ -188,12 +188,8 @@ bool View::symbolic() const {
 }
 
 size_t View::hash() const {
-  // A symbolic dim hashes by its (interned) expression node.
-  auto h1 = [](const sint& v) {
-    return v.is_int() ? std::hash<int64_t>()(v.value()) : std::hash<const void*>()(v.uop().get());
-  };
-  size_t h = h1(offset) ^ (contiguous ? 0x51ed27 : 0);
-  auto mix = [&](const sint& v) { h ^= h1(v) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
+  size_t h = offset.hash() ^ (contiguous ? 0x51ed27 : 0);
+  auto mix = [&](const sint& v) { h ^= v.hash() + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
   for (const sint& s : shape) mix(s);
   mix(-1);
   for (const sint& s : strides) mix(s);

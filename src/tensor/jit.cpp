@@ -34,12 +34,6 @@ Tensor as_buffer(const Tensor& t) {
   return c;
 }
 
-std::string shape_str(const Shape& s) {
-  std::string out = "(";
-  for (size_t i = 0; i < s.size(); i++) out += (i ? ", " : "") + s[i].str();
-  return out + (s.size() == 1 ? ",)" : ")");
-}
-
 // An output of a symbolic shape with this call's values (a decoder's scores over start_pos + 1 keys): the captured
 // tensor's sizes hold the capture's values.
 Tensor with_values(const Tensor& t, const std::vector<std::pair<std::string, int64_t>>& values) {
@@ -61,7 +55,7 @@ const UOp* buffer_node(const Tensor& realized) {
 // The buffer of input i (made by as_buffer); an input with no memory of its own (no elements) cannot be rebound.
 const UOp* input_buffer(const Tensor& in, size_t i) {
   const UOp* b = buffer_node(in);
-  if (!b) throw Error("TinyJit: input " + std::to_string(i) + " of shape " + shape_str(in.shape()) +
+  if (!b) throw Error("TinyJit: input " + std::to_string(i) + " of shape " + fmt_shape(in.shape()) +
                       " has no buffer to replay on (an empty tensor?)");
   return b;
 }
@@ -163,7 +157,7 @@ std::vector<Tensor> TinyJit::replay(const std::vector<Tensor>& in) {
       values.push_back(bv->value);
       continue;
     }
-    if (in[i].shape() != s.shapes[i]) throw bad("shape", shape_str(in[i].shape()), shape_str(s.shapes[i]));
+    if (in[i].shape() != s.shapes[i]) throw bad("shape", fmt_shape(in[i].shape()), fmt_shape(s.shapes[i]));
     if (in[i].dtype() != s.dtypes[i]) throw bad("dtype", in[i].dtype().repr(), s.dtypes[i].repr());
     if (in[i].device() != s.devices[i]) throw bad("device", in[i].device(), s.devices[i]);
     buffers.push_back(input_buffer(in[i], i)->ptr());

@@ -32,7 +32,7 @@ struct ArgHash {
   size_t operator()(const Shape& v) const {
     size_t h = v.size() + 1;
     for (const sint& x : v)
-      h = hash_combine(h, x.is_int() ? std::hash<int64_t>()(x.value()) : std::hash<const void*>()(x.uop().get()));
+      h = hash_combine(h, x.hash());
     return h;
   }
   size_t operator()(const ShapeTracker& st) const { return st.hash(); }

@@ -271,9 +271,8 @@ void Kernel::gpu_workgroups(const std::function<bool(const Opt&)>& try_opt) {
 void Kernel::hand_coded_optimizations() {
   // Tiny kernels keep their plain loops: nothing to win, and their code stays readable (r_2, E_16).
   // A kernel with a symbolic dim keeps plain loops for now: no opt may split a dim whose size is known only at
-  // launch, and the heuristics below size their choices from the dims. On GPUs its output dims are padded to their
-  // largest size first (they launch at it anyway), which leaves a symbolic reduce only.
-  if (renderer_.has_local() && is_symbolic(full_shape_)) pad_symbolic_outputs();
+  // launch, and the heuristics below size their choices from the dims. (On GPUs only a symbolic reduce is left: the
+  // constructor padded the output dims to their largest size.)
   if (is_symbolic(full_shape_)) return;
   if (prod(full_shape_) < 64) return;
   auto try_opt = [&](const Opt& o) {
