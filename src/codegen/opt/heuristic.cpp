@@ -235,11 +235,13 @@ void Kernel::reduce_register_tile(const std::function<bool(const Opt&)>& try_opt
 void Kernel::cpu_threads(const std::function<bool(const Opt&)>& try_opt) {
   // 4. Threads: split the outermost loop dim that divides evenly, when there is enough work for each.
   const int threads = renderer_.threads();
-  if (threads > 1 && prod(full_shape_) >= int64_t(threads) * (64 << 10)) {
+  // (a symbolic kernel at its largest size)
+  if (threads > 1 && prod(full_shape_).vmax() >= int64_t(threads) * (64 << 10)) {
     for (int t = threads; t >= 2; t--) {
       bool done = false;
       for (int d = 0; d < first_reduce() && !done; d++)
-        if (kinds_[size_t(d)] == AxisKind::LOOP && full_shape_[size_t(d)] % t == 0) done = try_opt({OptOps::THREAD, d, t});
+        if (kinds_[size_t(d)] == AxisKind::LOOP && full_shape_[size_t(d)].is_int() && full_shape_[size_t(d)] % t == 0)
+          done = try_opt({OptOps::THREAD, d, t});
       if (done) break;
     }
   }
@@ -269,12 +271,6 @@ void Kernel::gpu_workgroups(const std::function<bool(const Opt&)>& try_opt) {
 }
 
 void Kernel::hand_coded_optimizations() {
-  // Tiny kernels keep their plain loops: nothing to win, and their code stays readable (r_2, E_16).
-  // A kernel with a symbolic dim keeps plain loops for now: no opt may split a dim whose size is known only at
-  // launch, and the heuristics below size their choices from the dims. (On GPUs only a symbolic reduce is left: the
-  // constructor padded the output dims to their largest size.)
-  if (is_symbolic(full_shape_)) return;
-  if (prod(full_shape_) < 64) return;
   auto try_opt = [&](const Opt& o) {
     try {
       apply_opt(o);
@@ -283,6 +279,17 @@ void Kernel::hand_coded_optimizations() {
       return false;
     }
   };
+  // A kernel with a symbolic dim: no opt may split a dim whose size is known only at launch, and the steps below
+  // size their choices from the dims. Its concrete output dims still take threads: workgroups on GPUs (where the
+  // constructor padded the symbolic output dims, so only a symbolic reduce is left: the probabilities @ V of
+  // attention over start_pos keys), THREAD on CPUs.
+  if (is_symbolic(full_shape_)) {
+    if (renderer_.has_local()) gpu_workgroups(try_opt);
+    else cpu_threads(try_opt);
+    return;
+  }
+  // Tiny kernels keep their plain loops: nothing to win, and their code stays readable (r_2, E_16).
+  if (prod(full_shape_) < 64) return;
   if (tensor_core_opts(try_opt) || gemm_opts(try_opt) || cpu_gemm_opts(try_opt)) return;
   auto dtype_of_output = ast_->src.at(0)->src.at(2)->dtype;
   const bool gpu = renderer_.has_local();
