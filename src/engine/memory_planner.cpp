@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -26,7 +27,10 @@ int64_t aligned(int64_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
 // First fit of each buffer, largest first, among the placed ones whose lifetimes overlap its own.
 int64_t place(std::vector<Life*>& lives) {
-  std::stable_sort(lives.begin(), lives.end(), [](const Life* a, const Life* b) { return a->bytes > b->bytes; });
+  // (equal sizes in order of first use: first fit over intervals in that order takes the fewest slots)
+  std::sort(lives.begin(), lives.end(), [](const Life* a, const Life* b) {
+    return a->bytes != b->bytes ? a->bytes > b->bytes : a->first < b->first;
+  });
   int64_t arena = 0;
   std::vector<Life*> placed;
   for (Life* l : lives) {
@@ -48,9 +52,10 @@ int64_t place(std::vector<Life*>& lives) {
 
 }  // namespace
 
-MemoryPlanStats plan_memory(const std::vector<ScheduleItem>& items, const std::vector<UOpPtr>& keep) {
-  std::unordered_set<const UOp*> kept;
-  for (const UOpPtr& k : keep) kept.insert(k.get());
+namespace {
+
+// Each buffer's lifetime in `items`: from its first use to its last, both included.
+std::unordered_map<const UOp*, Life> lifetimes(const std::vector<ScheduleItem>& items) {
   std::unordered_map<const UOp*, Life> lives;
   for (size_t i = 0; i < items.size(); i++) {
     for (size_t j = 0; j < items[i].bufs.size(); j++) {
@@ -62,20 +67,25 @@ MemoryPlanStats plan_memory(const std::vector<ScheduleItem>& items, const std::v
       l.uses++;
     }
   }
-  std::map<std::string, std::vector<Life*>> by_device;
-  for (auto& [u, l] : lives) {
-    // held by: each use in the items, this table's copy, and nothing else
-    if (kept.count(u) || !l.written_first || l.node.use_count() != long(l.uses) + 1) continue;
-    std::shared_ptr<Buffer> b = buffer_of(u);
-    if (b->external() || b->nbytes() == 0) continue;
-    Device& dev = get_device(b->device());
-    if (!dev.executes() || dev.memory_space() == Device::MemorySpace::Private) continue;
-    l.bytes = int64_t(b->nbytes());
-    by_device[b->device()].push_back(&l);
-  }
+  return lives;
+}
+
+// Whether the buffer of a planned-to-be node can live in an arena: first written by a kernel, with its own
+// memory on a device of plain memory (not the interpreter's checked allocations), not empty.
+bool plannable(const Life& l) {
+  if (!l.written_first) return false;
+  std::shared_ptr<Buffer> b = buffer_of(l.node.get());
+  if (b->external() || b->nbytes() == 0) return false;
+  Device& dev = get_device(b->device());
+  return dev.executes() && dev.memory_space() != Device::MemorySpace::Private;
+}
+
+// Places each device's group in one arena where that saves memory, and moves the buffers into it.
+MemoryPlanStats place_in_arenas(std::map<std::string, std::vector<Life*>>& by_device) {
   MemoryPlanStats stats;
   for (auto& [device, group] : by_device) {
     if (group.size() < 2) continue;  // one buffer shares with nothing
+    for (Life* l : group) l->bytes = int64_t(buffer_of(l->node.get())->nbytes());
     const int64_t arena_bytes = place(group);
     int64_t before = 0;
     for (const Life* l : group) before += aligned(l->bytes);
@@ -88,8 +98,36 @@ MemoryPlanStats plan_memory(const std::vector<ScheduleItem>& items, const std::v
       stats.bytes += l->bytes;
     }
     stats.arena_bytes += arena_bytes;
+    stats.arenas.push_back(std::move(arena));
   }
   return stats;
+}
+
+}  // namespace
+
+MemoryPlanStats plan_memory(const std::vector<ScheduleItem>& items, const std::vector<UOpPtr>& keep) {
+  std::unordered_set<const UOp*> kept;
+  for (const UOpPtr& k : keep) kept.insert(k.get());
+  std::unordered_map<const UOp*, Life> lives = lifetimes(items);
+  std::map<std::string, std::vector<Life*>> by_device;
+  for (auto& [u, l] : lives) {
+    // held by: each use in the items, this table's copy, and nothing else
+    if (kept.count(u) || l.node.use_count() != long(l.uses) + 1 || !plannable(l)) continue;
+    by_device[buffer_device(u)].push_back(&l);
+  }
+  return place_in_arenas(by_device);
+}
+
+MemoryPlanStats plan_schedule_memory(const std::vector<ScheduleItem>& items,
+                                     const std::unordered_set<const UOp*>& reachable) {
+  std::unordered_map<const UOp*, Life> lives = lifetimes(items);
+  for (const ScheduleItem& item : items)  // a copy may still read its source while the next kernels run
+    if (item.ast->op == Ops::COPY)
+      for (const UOpPtr& b : item.bufs) lives.erase(b.get());
+  std::map<std::string, std::vector<Life*>> by_device;
+  for (auto& [u, l] : lives)
+    if (!reachable.count(u) && !buffer_of(u)->allocated() && plannable(l)) by_device[buffer_device(u)].push_back(&l);
+  return place_in_arenas(by_device);
 }
 
 }  // namespace tg

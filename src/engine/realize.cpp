@@ -9,7 +9,9 @@
 
 #include "engine/buffers.h"
 #include "engine/capture.h"
+#include "engine/memory_planner.h"
 #include "helpers/debug.h"
+#include "schedule/liveness.h"
 #include "tg/context.h"
 #include "tg/counters.h"
 #include "tg/error.h"
@@ -19,6 +21,11 @@ namespace tg {
 // PROFILE=1: time every kernel and copy (waiting for each), as DEBUG>=2 does but without printing; the times
 // add up in GlobalCounters::time_sum_s (benchmarks read kernel time from it).
 static ContextVar PROFILE("PROFILE", 0);
+// NO_MEMORY_PLANNER=1 (tinygrad's knob): a plain schedule's intermediates keep their own memory. MEMORY_POISON=1:
+// the memory they shared is overwritten with 0xff bytes (NaN as floats) once the schedule has run, so a later read
+// of a buffer the planner thought unreachable gives NaN instead of a stale right answer (for tests).
+static ContextVar NO_MEMORY_PLANNER("NO_MEMORY_PLANNER", 0);
+static ContextVar MEMORY_POISON("MEMORY_POISON", 0);
 
 namespace {
 
@@ -129,14 +136,39 @@ void run_schedule_item(const ScheduleItem& item) {
   if (DEBUG >= 2) print_line(device, r.spec.display_name, ptrs.size(), et, r.spec.estimated_ops, mem);
 }
 
-std::vector<UOpPtr> run_realize(const std::vector<UOpPtr>& roots) {
+namespace {
+
+// The memory planner for a plain schedule (engine/memory_planner.h). Not while TinyJit captures: its own plan
+// spans the whole call. Fewer than three items cannot have two lifetimes apart.
+MemoryPlanStats plan_schedule(const std::vector<UOpPtr>& roots, const std::vector<int>& released,
+                              const Schedule& sched) {
+  if (sched.items.size() < 3 || released.empty() || NO_MEMORY_PLANNER > 0 || ScheduleCapture::active()) return {};
+  MemoryPlanStats stats = plan_schedule_memory(sched.items, reachable_buffers(roots, released, sched));
+  if (DEBUG >= 1 && stats.buffers > 0)
+    std::printf("memory planner: %lld intermediate buffers, %.2f MB -> %.2f MB\n",
+                static_cast<long long>(stats.buffers), double(stats.bytes) / 1e6, double(stats.arena_bytes) / 1e6);
+  return stats;
+}
+
+void poison(const MemoryPlanStats& stats) {
+  for (const auto& arena : stats.arenas) {
+    std::vector<uint8_t> ones(arena->nbytes(), 0xff);
+    arena->copyin(ones.data(), ones.size());
+  }
+}
+
+}  // namespace
+
+std::vector<UOpPtr> run_realize(const std::vector<UOpPtr>& roots, const std::vector<int>& released) {
   auto t0 = std::chrono::steady_clock::now();
   Schedule sched = create_schedule(roots);
   if (DEBUG >= 1 && !sched.items.empty()) {
     double ms = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() * 1e3;
     std::printf("scheduled %zu kernels in %.2f ms%s\n", sched.items.size(), ms, sched.cached ? " (cached)" : "");
   }
+  const MemoryPlanStats planned = plan_schedule(roots, released, sched);
   for (auto& item : sched.items) run_schedule_item(item);
+  if (!planned.arenas.empty() && MEMORY_POISON > 0) poison(planned);
   return sched.roots;
 }
 

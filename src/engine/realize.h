@@ -30,7 +30,9 @@ bool timing_each_item();
 std::vector<int64_t> var_values(const ProgramSpec& spec, const std::vector<VarValue>& vars);
 // Run one ScheduleItem (a kernel or a copy), with DEBUG=2 output and GlobalCounters.
 void run_schedule_item(const ScheduleItem& item);
-// Realize the graphs of `roots`; returns what each root becomes (a view of its buffer).
-std::vector<UOpPtr> run_realize(const std::vector<UOpPtr>& roots);
+// Realize the graphs of `roots`; returns what each root becomes (a view of its buffer). released[i]: how many more
+// references to roots[i] the caller drops once this returns (the tensors it swaps to the results); given, the
+// intermediates no one can reach afterwards share memory (NO_MEMORY_PLANNER=1: not).
+std::vector<UOpPtr> run_realize(const std::vector<UOpPtr>& roots, const std::vector<int>& released = {});
 
 }  // namespace tg

@@ -4,9 +4,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <optional>
+#include <unordered_set>
 
 #include "engine/buffers.h"
 #include "engine/capture.h"
+#include "schedule/realized.h"
 #include "tg/context.h"
 #include "tg/counters.h"
 #include "tg/error.h"
@@ -35,6 +37,12 @@ ReplayPlan::ReplayPlan(std::vector<ScheduleItem> items, std::vector<UOpPtr> inpu
                   double(memory_.arena_bytes) / 1e6);
   }
   for (const UOpPtr& in : inputs_) input_bufs_.push_back(buffer_of(in.get()));
+  std::unordered_set<const UOp*> written;
+  for (const HostInput& h : host_inputs_)
+    if (written.insert(h.host.get()).second) written_.push_back(h.host);
+  for (const ScheduleItem& item : items_)
+    for (size_t j = 0; j < item.outputs && j < item.bufs.size(); j++)
+      if (written.insert(item.bufs[j].get()).second) written_.push_back(item.bufs[j]);
   std::string device;
   for (const ScheduleItem& item : items_) {
     Exec e;
@@ -74,6 +82,8 @@ void ReplayPlan::run(const std::vector<UOpPtr>& inputs, const std::vector<int64_
                 std::to_string(inputs_.size()));
   set_variables(variables);
   refresh_host_inputs();
+  // Values realized from these buffers' earlier contents (an output read after the last call) are old now.
+  buffers_overwritten(written_);
   if (timing_each_item()) return run_items(inputs);  // per kernel: lines and times
   if (graphable_ && JIT < 2 && !graph_tried_) record_graphs();
   if (graphed()) return run_graphs(inputs);

@@ -52,6 +52,7 @@ class ReplayPlan {
   };
   std::vector<ScheduleItem> items_;
   std::vector<UOpPtr> inputs_;
+  std::vector<UOpPtr> written_;  // BUFFER nodes the items write (each replay overwrites them)
   std::vector<HostInput> host_inputs_;
   std::vector<std::shared_ptr<Buffer>> input_bufs_;  // the captured inputs' memory
   std::vector<Exec> execs_;

@@ -12,7 +12,12 @@
 namespace tg {
 namespace {
 
-void add_mem_used(int64_t delta) { GlobalCounters::mem_used.fetch_add(delta); }
+void add_mem_used(int64_t delta) {
+  const int64_t now = GlobalCounters::mem_used.fetch_add(delta) + delta;
+  int64_t peak = GlobalCounters::mem_peak.load();
+  while (now > peak && !GlobalCounters::mem_peak.compare_exchange_weak(peak, now)) {
+  }
+}
 
 bool lru_enabled() {
   static const bool on = getenv_int("LRU", 1) != 0;

@@ -11,6 +11,7 @@ namespace {
 struct Realized {
   std::recursive_mutex mu;
   std::unordered_map<const UOp*, UOpPtr> views;
+  std::unordered_map<const UOp*, std::vector<std::weak_ptr<const UOp>>> readers;  // BUFFER -> realized from it
 };
 
 Realized& table() {
@@ -23,6 +24,7 @@ Realized& table() {
         view = std::move(it->second);
         table().views.erase(it);
       }
+      if (u->op == Ops::BUFFER) table().readers.erase(u);
     });
     return t;
   }();
@@ -40,10 +42,16 @@ UOpPtr new_buffer_uop(const std::string& device, int64_t size, DType dtype) {
 
 std::string buffer_device(const UOp* u) { return u->src.at(0)->get<std::string>(); }
 
-void set_realized(const UOpPtr& node, const UOpPtr& view) {
+void set_realized(const UOpPtr& node, const UOpPtr& view, std::span<const UOpPtr> reads) {
   auto& t = table();
   std::lock_guard<std::recursive_mutex> lock(t.mu);
   t.views[node.get()] = view;
+  for (const UOpPtr& b : reads) {
+    auto& list = t.readers[b.get()];
+    if (list.size() >= 16 && (list.size() & (list.size() - 1)) == 0)  // at each power of two: drop the dead ones
+      std::erase_if(list, [](const std::weak_ptr<const UOp>& w) { return w.expired(); });
+    list.push_back(node);
+  }
 }
 
 UOpPtr realized(const UOp* node) {
@@ -51,6 +59,22 @@ UOpPtr realized(const UOp* node) {
   std::lock_guard<std::recursive_mutex> lock(t.mu);
   auto it = t.views.find(node);
   return it == t.views.end() ? nullptr : it->second;
+}
+
+void buffers_overwritten(std::span<const UOpPtr> buffers) {
+  std::vector<std::weak_ptr<const UOp>> stale;
+  {
+    auto& t = table();
+    std::lock_guard<std::recursive_mutex> lock(t.mu);
+    if (t.readers.empty()) return;
+    for (const UOpPtr& b : buffers)
+      if (auto it = t.readers.find(b.get()); it != t.readers.end()) {
+        stale.insert(stale.end(), it->second.begin(), it->second.end());
+        t.readers.erase(it);
+      }
+  }
+  for (const auto& w : stale)  // (outside the lock: dropping a node may run the destroy hook)
+    if (UOpPtr n = w.lock()) UOp::unintern(*n);
 }
 
 }  // namespace tg

@@ -332,7 +332,8 @@ class Scheduler {
  public:
   Schedule run(UOpPtr sink) {
     const UOpPtr unsplit = sink, split = split_reduces(sink);
-    sink = graph_rewrite(split, view_folding());
+    std::unordered_map<const UOp*, UOpPtr> folded;  // node of the tensor graph -> the one scheduled
+    sink = graph_rewrite_map(split, view_folding(), folded);
     topo_ = toposort(sink);
     find_realize_points(sink);
     bound_kernel_depth();
@@ -358,6 +359,13 @@ class Scheduler {
       }
     }
     Schedule sched = emit(sink, kernels);
+    // The folding made new nodes above every movement op: the tensor graph's node is realized too wherever the
+    // one scheduled for it is, so a tensor (or a graph built before this realize) that holds it reads the result
+    // instead of computing it again. Not a movement op that folded away into what it moves (a pad then a shrink
+    // back): it is no computed value of its own, and autograd would take it for the realized node itself.
+    for (const auto& [node, scheduled] : folded)
+      if (node != scheduled.get() && !is_movement(node->op) && !becomes_.count(node))
+        if (auto it = becomes_.find(scheduled.get()); it != becomes_.end()) become(sched, node->ptr(), it->second);
     // A root whose reduce was split is a new node: its original is realized into the same buffer too, so a
     // graph built on it before this realize reuses the result.
     for (size_t i = 0; i < unsplit->src.size(); i++)

@@ -16,6 +16,8 @@
 #include <list>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <span>
 #include <unordered_map>
 
 #include "schedule/realized.h"
@@ -343,9 +345,60 @@ Schedule schedule_cached(const std::vector<UOpPtr>& roots) {
 
 ScheduleCacheStats schedule_cache_stats() { return {hits.load(), misses.load(), bypassed.load(), cache().size()}; }
 
+namespace {
+
+const UOp* buffer_under(const UOp* view) {
+  while (view->op == Ops::VIEW && !view->src.empty()) view = view->src[0].get();
+  return view->op == Ops::BUFFER ? view : nullptr;
+}
+
+// Records what the schedule realizes (schedule/realized.h): each node's view, and the buffers its kernel read.
+// Every buffer a kernel writes has new contents: values realized from its old ones by earlier schedules, and by
+// kernels of this one that run before the write (an optimizer's reads before its ASSIGNs), go out of make()'s
+// reach. A realized ASSIGN is a write that happened: a later one that spells the same node must run again.
+void record(const Schedule& sched) {
+  const std::vector<ScheduleItem>& items = sched.items;
+  for (const ScheduleItem& item : items)
+    buffers_overwritten(std::span(item.bufs).first(std::min(item.outputs, item.bufs.size())));
+  // Each buffer's (last) writer: a scan of the few items of most realizes, a map on long schedules.
+  std::unordered_map<const UOp*, size_t> writers;
+  if (items.size() > 8)
+    for (size_t i = 0; i < items.size(); i++)
+      for (size_t j = 0; j < items[i].outputs && j < items[i].bufs.size(); j++) writers[items[i].bufs[j].get()] = i;
+  auto writer = [&](const UOp* buf) -> std::optional<size_t> {
+    if (items.size() > 8) {
+      auto it = writers.find(buf);
+      return it == writers.end() ? std::nullopt : std::optional<size_t>(it->second);
+    }
+    for (size_t i = items.size(); i-- > 0;)
+      for (size_t j = 0; j < items[i].outputs && j < items[i].bufs.size(); j++)
+        if (items[i].bufs[j].get() == buf) return i;
+    return std::nullopt;
+  };
+  for (const auto& [node, view] : sched.becomes) {
+    const UOp* buf = buffer_under(view.get());
+    const std::optional<size_t> k = buf ? writer(buf) : std::nullopt;
+    if (!k) {
+      set_realized(node, view);
+      continue;
+    }
+    const ScheduleItem& item = items[*k];
+    std::span<const UOpPtr> reads = std::span(item.bufs).subspan(std::min(item.outputs, item.bufs.size()));
+    set_realized(node, view, reads);
+    bool old_contents = node->op == Ops::ASSIGN;
+    for (const UOpPtr& in : reads) {
+      const std::optional<size_t> w = writer(in.get());
+      old_contents = old_contents || (w && *w > *k);
+    }
+    if (old_contents) UOp::unintern(*node);
+  }
+}
+
+}  // namespace
+
 Schedule create_schedule(const std::vector<UOpPtr>& roots) {
   Schedule sched = SCACHE ? schedule_cached(roots) : schedule_uncached(roots);
-  for (const auto& [node, view] : sched.becomes) set_realized(node, view);
+  record(sched);
   return sched;
 }
 

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <new>
 #include <sstream>
+#include <unordered_set>
 
 #include "engine/realize.h"
 #include "runtime/device.h"
@@ -205,7 +206,14 @@ Tensor& Tensor::realize() {
 void Tensor::realize_all(std::vector<Tensor> tensors) {
   std::vector<UOpPtr> roots;
   for (auto& t : tensors) roots.push_back(t.uop());
-  std::vector<UOpPtr> out = run_realize(roots);
+  // The references to each root this call lets go of: one per tensor (handles of one tensor share it) that is
+  // swapped to its result below. With them, the memory planner knows what nothing else holds.
+  std::vector<int> released(roots.size(), 1);
+  if (tensors.size() > 1) {
+    std::unordered_set<const Data*> counted;
+    for (size_t i = 0; i < tensors.size(); i++) released[i] = counted.insert(tensors[i].d_.get()).second;
+  }
+  std::vector<UOpPtr> out = run_realize(roots, released);
   for (size_t i = 0; i < tensors.size(); i++) tensors[i].d_->set_uop(out[i]);
 }
 

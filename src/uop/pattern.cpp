@@ -227,6 +227,15 @@ UOpPtr graph_rewrite(const UOpPtr& sink, const PatternMatcher& pm, void* ctx, bo
   return out;
 }
 
+UOpPtr graph_rewrite_map(const UOpPtr& sink, const PatternMatcher& pm,
+                         std::unordered_map<const UOp*, UOpPtr>& rewritten) {
+  Rewriter rw{pm, nullptr, false, 0, {}, {}};
+  UOpPtr out = rw.run(sink);
+  rewritten.clear();
+  for (const UOp* u : toposort(sink)) rewritten.emplace(u, rw.done.at(u));  // (not the rules' own nodes: they die)
+  return out;
+}
+
 UOpPtr graph_rewrite(const std::string& name, const UOpPtr& sink, const PatternMatcher& pm, void* ctx, bool bottom_up) {
   if (!PassLog::current()) return graph_rewrite(sink, pm, ctx, bottom_up);
   ScopedPass pass(name);

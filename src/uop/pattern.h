@@ -13,6 +13,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -90,6 +91,10 @@ class PatternMatcher {
 // counts the rules that fired.
 UOpPtr graph_rewrite(const UOpPtr& sink, const PatternMatcher& pm, void* ctx = nullptr, bool bottom_up = false,
                      int64_t* rewrites = nullptr);
+// The same, also giving every node below (and including) sink its final rewrite (tinygrad's graph_rewrite_map):
+// `rewritten` maps each of sink's nodes by address (the caller keeps them alive through sink).
+UOpPtr graph_rewrite_map(const UOpPtr& sink, const PatternMatcher& pm,
+                         std::unordered_map<const UOp*, UOpPtr>& rewritten);
 // A named pass: the same, recorded (rewrites, nodes, time) in the thread's open PassLog (uop/pass_log.h).
 UOpPtr graph_rewrite(const std::string& name, const UOpPtr& sink, const PatternMatcher& pm, void* ctx = nullptr,
                      bool bottom_up = false);

@@ -245,6 +245,11 @@ void UOp::add_destroy_hook(DestroyHook hook) {
   destroy_hook_count().store(n + 1, std::memory_order_release);
 }
 
+void UOp::unintern(const UOp& u) {
+  std::lock_guard<std::recursive_mutex> lock(table_mutex());
+  table().erase(u.hash, &u);  // (its destructor's erase then finds nothing, as for a node never listed)
+}
+
 UOp::~UOp() {
   {
     std::lock_guard<std::recursive_mutex> lock(table_mutex());

@@ -85,6 +85,11 @@ struct UOp : std::enable_shared_from_this<UOp> {
   std::string repr() const;   // tinygrad's printing: UOp(Ops.ADD, dtypes.float, arg=None, src=(...))
   std::string arg_repr() const;
 
+  // From now on make() builds a new node where it would have returned `u`; u lives on for those that hold it.
+  // For a node that came to stand for an old value: it was realized from a buffer that has since been
+  // overwritten (schedule/realized.h), so a graph built afterwards must not find it.
+  static void unintern(const UOp& u);
+
   // Internal: interned nodes are created by make() only.
   UOp(Ops op, DType dtype, std::vector<UOpPtr> src, Arg arg, size_t hash);
   bool same_structure(Ops op, DType dtype, const std::vector<UOpPtr>& src, const Arg& arg) const;
