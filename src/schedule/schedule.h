@@ -2,6 +2,8 @@
 // The scheduler: from the tensors to realize, find the buffers that must exist, group the rest into
 // kernels (an elementwise chain is one kernel; a reduce with the elementwise work before and after it is
 // one kernel), and emit a toposorted list of ScheduleItems.
+#include <atomic>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -32,6 +34,9 @@ struct Schedule {
   // Every node this schedule realizes, with the VIEW(BUFFER) that holds its value (tinygrad's "becomes" map).
   std::vector<std::pair<UOpPtr, UOpPtr>> becomes;
   bool cached = false;  // made from the schedule cache's copy of a graph of the same structure
+  // Shared by every schedule made from one cache entry (null when not cached): how many times in a row the
+  // engine's memory planner walked a graph of this structure and shared nothing, so it can stop walking them.
+  std::shared_ptr<std::atomic<int>> fruitless_plans;
 };
 
 // The schedule cache's counts since the process started (create_schedule calls that found their structure, that

@@ -152,6 +152,7 @@ struct Entry {
   Schedule sched;                     // over placeholders (and the buffers it made); becomes unused
   std::vector<std::pair<uint32_t, UOpPtr>> becomes;  // node index -> its realized view
   bool symbolic = false;              // some arg has symbolic sizes (stored with every value 0)
+  std::shared_ptr<std::atomic<int>> fruitless_plans = std::make_shared<std::atomic<int>>(0);
 };
 
 // The normalized copy of the walked graph, or nullptr where it would merge two nodes (a variable bound to two
@@ -338,6 +339,7 @@ Schedule schedule_cached(const std::vector<UOpPtr>& roots) {
   }
   Schedule sched = Instance(g).make(*e);
   sched.cached = hit;
+  sched.fruitless_plans = e->fruitless_plans;
   return sched;
 }
 

@@ -2,6 +2,7 @@
 // can reach after their realize share memory, and nothing anyone can still reach is ever given away. Every check
 // runs with MEMORY_POISON=1 (the shared memory is overwritten with NaN bytes once its schedule has run), so a
 // buffer planned while still reachable shows up as NaN in a later read, compared against NO_MEMORY_PLANNER=1.
+// PLANNER_MIN_BYTES=0 plans these small graphs too (by default a schedule must write 1 MiB).
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -30,7 +31,7 @@ Tensor seeded(std::vector<int64_t> shape, unsigned seed) {
 void expect_same_with_and_without_planner(const std::function<std::vector<std::vector<float>>()>& run) {
   std::vector<std::vector<float>> planned, plain;
   {
-    tg::Context ctx({{"MEMORY_POISON", 1}});
+    tg::Context ctx({{"MEMORY_POISON", 1}, {"PLANNER_MIN_BYTES", 0}});
     planned = run();
   }
   {
@@ -52,10 +53,10 @@ Tensor layers(const Tensor& x, const Tensor& w) {
 
 // The chain's activations take turns in a few slots: the peak drops, the result does not change.
 TEST(MemoryPlanner, ChainedIntermediatesShareMemory) {
-  Tensor x = seeded({128, 128}, 1), w = seeded({128, 128}, 2);
+  Tensor x = seeded({256, 256}, 1), w = seeded({256, 256}, 2);
   Tensor::realize_all({x, w});
   auto peak = [&](long planner_off) {
-    tg::Context ctx({{"NO_MEMORY_PLANNER", planner_off}, {"MEMORY_POISON", 1}});
+    tg::Context ctx({{"NO_MEMORY_PLANNER", planner_off}, {"MEMORY_POISON", 1}});  // (2 MB written: planned)
     tg::GlobalCounters::reset();
     Tensor y = layers(x, w);
     y.realize();
@@ -65,7 +66,7 @@ TEST(MemoryPlanner, ChainedIntermediatesShareMemory) {
   auto [off_bytes, off_values] = peak(1);
   auto [on_bytes, on_values] = peak(0);
   EXPECT_EQ(on_values, off_values);
-  EXPECT_GE(off_bytes, 7 * 128 * 128 * 4) << "without the planner each of the 7 dead activations has its own memory";
+  EXPECT_GE(off_bytes, 7 * 256 * 256 * 4) << "without the planner each of the 7 dead activations has its own memory";
   EXPECT_LE(on_bytes, off_bytes / 2) << "with it they share a few slots";
 }
 
