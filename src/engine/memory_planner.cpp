@@ -9,11 +9,13 @@
 
 #include "engine/buffers.h"
 #include "runtime/device.h"
+#include "tg/context.h"
 
 namespace tg {
 namespace {
 
 constexpr int64_t kAlign = 256;
+ContextVar MEMORY_POISON("MEMORY_POISON", 0);  // poison_if_asked
 
 struct Life {
   UOpPtr node;
@@ -104,6 +106,15 @@ MemoryPlanStats place_in_arenas(std::map<std::string, std::vector<Life*>>& by_de
 }
 
 }  // namespace
+
+void poison_if_asked(const MemoryPlanStats& stats) {
+  if (stats.arenas.empty() || MEMORY_POISON <= 0) return;
+  for (const auto& arena : stats.arenas) {
+    get_device(arena->device()).synchronize();  // (a replay's kernels may still run)
+    std::vector<uint8_t> ones(arena->nbytes(), 0xff);
+    arena->copyin(ones.data(), ones.size());
+  }
+}
 
 MemoryPlanStats plan_memory(const std::vector<ScheduleItem>& items, const std::vector<UOpPtr>& keep) {
   std::unordered_set<const UOp*> kept;

@@ -37,4 +37,8 @@ MemoryPlanStats plan_memory(const std::vector<ScheduleItem>& items, const std::v
 MemoryPlanStats plan_schedule_memory(const std::vector<ScheduleItem>& items,
                                      const std::unordered_set<const UOp*>& reachable);
 
+// MEMORY_POISON=1 (for tests): overwrites the arenas with 0xff bytes (NaN as floats) once the kernels that used
+// them are done, so a later read of a buffer the planner thought dead gives NaN instead of a stale right answer.
+void poison_if_asked(const MemoryPlanStats& stats);
+
 }  // namespace tg

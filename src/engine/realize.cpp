@@ -21,11 +21,8 @@ namespace tg {
 // PROFILE=1: time every kernel and copy (waiting for each), as DEBUG>=2 does but without printing; the times
 // add up in GlobalCounters::time_sum_s (benchmarks read kernel time from it).
 static ContextVar PROFILE("PROFILE", 0);
-// NO_MEMORY_PLANNER=1 (tinygrad's knob): a plain schedule's intermediates keep their own memory. MEMORY_POISON=1:
-// the memory they shared is overwritten with 0xff bytes (NaN as floats) once the schedule has run, so a later read
-// of a buffer the planner thought unreachable gives NaN instead of a stale right answer (for tests).
+// NO_MEMORY_PLANNER=1 (tinygrad's knob): a plain schedule's intermediates keep their own memory.
 static ContextVar NO_MEMORY_PLANNER("NO_MEMORY_PLANNER", 0);
-static ContextVar MEMORY_POISON("MEMORY_POISON", 0);
 // PLANNER_MIN_BYTES: the least a schedule must write for the planner to walk its graph (default 1 MiB; below, the
 // walk costs more than the memory is worth, and the allocator's cache reuses small blocks).
 static ContextVar PLANNER_MIN_BYTES("PLANNER_MIN_BYTES", 1 << 20);
@@ -180,13 +177,6 @@ MemoryPlanStats plan_schedule(const std::vector<UOpPtr>& roots, const std::vecto
   return stats;
 }
 
-void poison(const MemoryPlanStats& stats) {
-  for (const auto& arena : stats.arenas) {
-    std::vector<uint8_t> ones(arena->nbytes(), 0xff);
-    arena->copyin(ones.data(), ones.size());
-  }
-}
-
 }  // namespace
 
 std::vector<UOpPtr> run_realize(const std::vector<UOpPtr>& roots, const std::vector<int>& released) {
@@ -198,7 +188,7 @@ std::vector<UOpPtr> run_realize(const std::vector<UOpPtr>& roots, const std::vec
   }
   const MemoryPlanStats planned = plan_schedule(roots, released, sched);
   for (auto& item : sched.items) run_schedule_item(item);
-  if (!planned.arenas.empty() && MEMORY_POISON > 0) poison(planned);
+  poison_if_asked(planned);
   return sched.roots;
 }
 

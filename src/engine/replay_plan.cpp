@@ -84,10 +84,14 @@ void ReplayPlan::run(const std::vector<UOpPtr>& inputs, const std::vector<int64_
   refresh_host_inputs();
   // Values realized from these buffers' earlier contents (an output read after the last call) are old now.
   buffers_overwritten(written_);
-  if (timing_each_item()) return run_items(inputs);  // per kernel: lines and times
-  if (graphable_ && JIT < 2 && !graph_tried_) record_graphs();
-  if (graphed()) return run_graphs(inputs);
-  run_bound(inputs);
+  if (timing_each_item()) {
+    run_items(inputs);  // per kernel: lines and times
+  } else {
+    if (graphable_ && JIT < 2 && !graph_tried_) record_graphs();
+    if (graphed()) run_graphs(inputs);
+    else run_bound(inputs);
+  }
+  poison_if_asked(memory_);  // (MEMORY_POISON=1: the intermediates are dead once a replay is done)
 }
 
 void ReplayPlan::launch_run(size_t begin, size_t end) {

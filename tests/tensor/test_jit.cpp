@@ -224,7 +224,8 @@ TEST(TinyJit, EmptyInputsReplay) {
 // weight updated in place and the outputs keep their memory.
 TEST(TinyJit, IntermediatesShareMemory) {
   for (long plan : {1L, 0L}) {
-    tg::Context ctx({{"JIT_PLAN", plan}});
+    // (MEMORY_POISON: the shared memory reads NaN after each replay, so a live buffer planned would show)
+    tg::Context ctx({{"JIT_PLAN", plan}, {"MEMORY_POISON", 1}});
     Tensor w = Tensor::ones({1024});
     w.realize();
     auto fn = [&](const std::vector<Tensor>& in) {
