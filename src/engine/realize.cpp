@@ -187,6 +187,7 @@ std::vector<UOpPtr> run_realize(const std::vector<UOpPtr>& roots, const std::vec
     std::printf("scheduled %zu kernels in %.2f ms%s\n", sched.items.size(), ms, sched.cached ? " (cached)" : "");
   }
   const MemoryPlanStats planned = plan_schedule(roots, released, sched);
+  record_realized(sched);
   for (auto& item : sched.items) run_schedule_item(item);
   poison_if_asked(planned);
   return sched.roots;

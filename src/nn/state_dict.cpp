@@ -65,7 +65,15 @@ std::vector<Tensor> load_into(std::vector<std::pair<std::string, Tensor>>& targe
   std::vector<Tensor> loaded;
   for (auto& [t, v] : todo) {
     // A state dict that is the model's own (a round trip) holds the same handles: nothing to do.
-    if (t->uop() != v.uop()) t->assign(v);
+    if (t->uop() == v.uop()) {
+    } else if (t->uop()->op == Ops::VIEW && t->uop()->src[0]->op == Ops::BUFFER) {
+      t->assign(v);  // stored into the model's own buffer
+    } else {
+      // A model tensor not realized yet: assign would make it the state dict's node, and once either is realized
+      // both would read one buffer (a later change to the state dict's tensor would show in the model). The
+      // value goes into memory of its own instead.
+      t->assign(Tensor::empty(t->shape(), {.dtype = t->dtype(), .device = t->device()}).assign(v));
+    }
     loaded.push_back(*t);
   }
   Tensor::realize_all(loaded);

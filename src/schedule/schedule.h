@@ -47,10 +47,15 @@ struct ScheduleCacheStats {
 };
 ScheduleCacheStats schedule_cache_stats();
 
-// Schedules the graphs of `roots` and records the realized nodes (schedule/realized.h), so later graphs reuse
-// them. A graph of the same structure as one scheduled before (other buffers, other variable values) takes the
-// earlier schedule from a cache (schedule/schedule_cache.cpp; SCACHE=0 turns it off).
+// Schedules the graphs of `roots`. A graph of the same structure as one scheduled before (other buffers, other
+// variable values) takes the earlier schedule from a cache (schedule/schedule_cache.cpp; SCACHE=0 turns it off).
 Schedule create_schedule(const std::vector<UOpPtr>& roots);
+// Records what a schedule about to run realizes (schedule/realized.h), so later graphs read it instead of
+// computing it again: each node's view and the buffers its kernel read. Every buffer a kernel writes has new
+// contents: values realized from its old ones by earlier schedules, and by kernels of this one that run before
+// the write (an optimizer's reads before its ASSIGNs), go out of make()'s reach. A realized ASSIGN is a write that
+// happened: a later one that spells the same node must run again.
+void record_realized(const Schedule& sched);
 // The scheduler proper, over a SINK whose realized nodes are already views of their buffers. Records nothing:
 // what it realizes is in the result's `becomes`.
 Schedule schedule_graph(const UOpPtr& sink);

@@ -61,7 +61,6 @@ struct GraphWalk {
   std::vector<uint32_t> src_index;     // the sources of node i, as indices: src_index[src_begin[i] .. src_begin[i+1])
   std::vector<uint32_t> src_begin{0};
   std::vector<uint32_t> roots;         // index of each root
-  std::vector<bool> rebuilt;           // its graph below holds a realized node: the scheduler sees a new node
   std::vector<UOpPtr> buffers;         // BUFFER nodes in order of first appearance
   std::vector<std::pair<std::string, int64_t>> values;  // each bound variable's value
   size_t fingerprint = 0;
@@ -104,7 +103,6 @@ GraphWalk walk(const std::vector<UOpPtr>& roots) {
       if (index.count(u)) continue;
       const uint32_t i = uint32_t(g.nodes.size());
       size_t h = mix(size_t(s->op), std::hash<DType>()(s->dtype));
-      bool rebuilt = false;
       if (s->op == Ops::BUFFER) {
         h = mix(mix(h, g.buffers.size()), size_t(s->get<BufferArg>().size));
         g.buffers.push_back(s->ptr());
@@ -120,11 +118,9 @@ GraphWalk walk(const std::vector<UOpPtr>& roots) {
         const uint32_t j = index.at(src.get());
         g.src_index.push_back(j);
         h = mix(h, fp[j]);
-        rebuilt = rebuilt || g.rebuilt[j] || g.nodes[j] != src.get();  // a source seen as its view
       }
       g.src_begin.push_back(uint32_t(g.src_index.size()));
       g.nodes.push_back(s);
-      g.rebuilt.push_back(rebuilt);
       fp.push_back(h);
       index.emplace(u, i);
       if (s != u) index.emplace(s, i);
@@ -227,7 +223,7 @@ class Instance {
     }
     for (const UOpPtr& r : e.sched.roots) out.roots.push_back(with_values(e, with_buffers(r)));
     for (const auto& [i, view] : e.becomes)
-      if (!g_.rebuilt[i]) out.becomes.emplace_back(g_.nodes[i]->ptr(), with_values(e, with_buffers(view)));
+      out.becomes.emplace_back(g_.nodes[i]->ptr(), with_values(e, with_buffers(view)));
     return out;
   }
 
@@ -354,11 +350,9 @@ const UOp* buffer_under(const UOp* view) {
   return view->op == Ops::BUFFER ? view : nullptr;
 }
 
-// Records what the schedule realizes (schedule/realized.h): each node's view, and the buffers its kernel read.
-// Every buffer a kernel writes has new contents: values realized from its old ones by earlier schedules, and by
-// kernels of this one that run before the write (an optimizer's reads before its ASSIGNs), go out of make()'s
-// reach. A realized ASSIGN is a write that happened: a later one that spells the same node must run again.
-void record(const Schedule& sched) {
+}  // namespace
+
+void record_realized(const Schedule& sched) {
   const std::vector<ScheduleItem>& items = sched.items;
   for (const ScheduleItem& item : items)
     buffers_overwritten(std::span(item.bufs).first(std::min(item.outputs, item.bufs.size())));
@@ -396,12 +390,8 @@ void record(const Schedule& sched) {
   }
 }
 
-}  // namespace
-
 Schedule create_schedule(const std::vector<UOpPtr>& roots) {
-  Schedule sched = SCACHE ? schedule_cached(roots) : schedule_uncached(roots);
-  record(sched);
-  return sched;
+  return SCACHE ? schedule_cached(roots) : schedule_uncached(roots);
 }
 
 }  // namespace tg
