@@ -1,0 +1,145 @@
+// Text generation with a LLaMA-architecture GGUF model (tinygrad's examples/llama.py, llama.cpp's llama-cli):
+//
+//   llm --model SmolLM2-135M-Instruct.Q4_1.gguf --prompt "The capital of France is" -n 32
+//   llm --model ... --prompt "What is a tensor?" --chat --temperature 0.7 --top-k 40 --top-p 0.9 --seed 1
+//
+// Streams the tokens as they come, then prints the time to the first token and the decode speed. --prompt is
+// completed as given (with a BOS token first when the model asks for one); --chat wraps it in the model's chat
+// template (ChatML and Llama 3's are understood); --temperature 0 (the default) is greedy. DEV picks the device.
+#include <tg/llama.h>
+#include <tg/tg.h>
+#include <tg/tokenizer.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct Args {
+  std::string model, prompt = "The meaning of life is";
+  bool chat = false;
+  int64_t n = 64, max_context = 0;
+  uint64_t seed = 0;
+  tg::nn::SamplerConfig sampler;
+};
+
+[[noreturn]] void usage(const char* why) {
+  std::fprintf(stderr,
+               "llm: %s\nusage: llm --model PATH.gguf [--prompt TEXT] [--chat] [-n TOKENS] [--temperature T] "
+               "[--top-k K] [--top-p P] [--seed S] [--context N]\n",
+               why);
+  std::exit(2);
+}
+
+Args parse(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; i++) {
+    const std::string k = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) usage(("missing value after " + k).c_str());
+      return argv[++i];
+    };
+    try {
+      if (k == "--model")
+        a.model = value();
+      else if (k == "--prompt")
+        a.prompt = value();
+      else if (k == "--chat")
+        a.chat = true;
+      else if (k == "-n")
+        a.n = std::stoll(value());
+      else if (k == "--temperature")
+        a.sampler.temperature = std::stod(value());
+      else if (k == "--top-k")
+        a.sampler.top_k = std::stoll(value());
+      else if (k == "--top-p")
+        a.sampler.top_p = std::stod(value());
+      else if (k == "--seed")
+        a.seed = std::stoull(value());
+      else if (k == "--context")
+        a.max_context = std::stoll(value());
+      else
+        usage(("unknown argument " + k).c_str());
+    } catch (const std::logic_error&) {
+      usage(("bad value for " + k).c_str());
+    }
+  }
+  if (a.model.empty()) usage("--model is required");
+  return a;
+}
+
+// The prompt in the model's chat template, for the templates of the common families (no Jinja interpreter).
+std::string chat_prompt(const tg::nn::Tokenizer& tok, const std::string& user) {
+  const std::string& t = tok.chat_template();
+  if (t.find("<|im_start|>") != std::string::npos)
+    return "<|im_start|>user\n" + user + "<|im_end|>\n<|im_start|>assistant\n";
+  if (t.find("<|start_header_id|>") != std::string::npos)
+    return "<|start_header_id|>user<|end_header_id|>\n\n" + user +
+           "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n";
+  throw tg::Error("llm: --chat: the model's chat template is not one this example knows (ChatML, Llama 3)");
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Args args = parse(argc, argv);
+  try {
+    auto t_load = std::chrono::steady_clock::now();
+    const tg::nn::state::GGUFFile file = tg::nn::state::gguf_load(args.model);
+    const tg::nn::Tokenizer tok = tg::nn::Tokenizer::from_gguf(file);
+    tg::nn::Llama model = tg::nn::Llama::from_gguf(args.model, "", args.max_context);
+    std::fprintf(stderr, "loaded %lld layers, dim %lld, vocab %lld in %.2f s\n",
+                 static_cast<long long>(model.config.n_layers), static_cast<long long>(model.config.dim),
+                 static_cast<long long>(model.config.vocab_size), seconds_since(t_load));
+
+    const std::string text = args.chat ? chat_prompt(tok, args.prompt) : args.prompt;
+    std::vector<int32_t> ids = tok.encode(text, tok.add_bos());
+    const int64_t room = model.config.max_context - int64_t(ids.size());
+    if (ids.empty() || room <= 0) throw tg::Error("llm: the prompt has " + std::to_string(ids.size()) + " tokens");
+    const std::optional<int32_t> im_end = tok.token_id("<|im_end|>"), eot = tok.token_id("<|eot_id|>");
+    auto stops = [&](int32_t t) { return t == tok.eos_id() || t == im_end || t == eot; };
+
+    std::mt19937_64 rng(args.seed);
+    if (!args.chat) std::fputs(args.prompt.c_str(), stdout);
+    auto t0 = std::chrono::steady_clock::now();
+    const int64_t n0 = int64_t(ids.size());
+    tg::Tensor prompt(ids, {1, n0});
+    int32_t next = tg::nn::sample_token(model.forward(prompt, 0).tolist<float>(), args.sampler, rng);
+    const double ttft = seconds_since(t0);
+
+    // Decode: one token at a time at a symbolic position, so one set of kernels (and TinyJit's replay) serves all.
+    // The token is a bound variable too: its embedding is one row read where it says.
+    tg::Variable pos("start_pos", 1, model.config.max_context - 1), token("token", 0, model.config.vocab_size - 1);
+    tg::TinyJit step([&](const std::vector<tg::Tensor>& in) {
+      return std::vector<tg::Tensor>{model.forward_token(*in[0].bound_variable(), *in[1].bound_variable())};
+    });
+    int64_t generated = 0;
+    auto t_decode = std::chrono::steady_clock::now();
+    for (int64_t p = n0; generated < args.n && !stops(next); p++) {
+      const std::string piece = tok.token_bytes(next);
+      std::fwrite(piece.data(), 1, piece.size(), stdout);
+      std::fflush(stdout);
+      generated++;
+      if (generated == args.n || p >= model.config.max_context) break;
+      const std::vector<tg::Tensor> in = {tg::Tensor(token.bind(next)), tg::Tensor(pos.bind(p))};
+      next = tg::nn::sample_token(step(in)[0].tolist<float>(), args.sampler, rng);
+    }
+    const double decode_s = seconds_since(t_decode);
+    std::printf("\n");
+    std::fflush(stdout);
+    std::fprintf(stderr, "prompt %lld tokens, time to first token %.3f s; %lld tokens in %.3f s: %.1f tok/s\n",
+                 static_cast<long long>(n0), ttft, static_cast<long long>(generated), decode_s,
+                 generated > 1 ? double(generated - 1) / decode_s : 0.0);
+  } catch (const tg::Error& e) {
+    std::fprintf(stderr, "llm: %s\n", e.what());
+    return 1;
+  }
+}
