@@ -322,11 +322,15 @@ void Kernel::apply_opt(const Opt& opt) {
 
 int64_t Kernel::stride_of(size_t i, int d) const {
   const ShapeTracker& st = sts_[i];
-  if (st.shape()[size_t(d)] == 1) return 0;
+  const sint& size = st.shape()[size_t(d)];
+  if (size.is_int() && size == 1) return 0;
   if (st.views.size() != 1) return -1;
   const View& v = st.views.back();
-  if (v.mask && ((*v.mask)[size_t(d)].first != 0 || (*v.mask)[size_t(d)].second != v.shape[size_t(d)])) return -1;
-  return v.strides[size_t(d)];
+  // (a size, mask bound or stride over variables: no plain stride, as a masked one)
+  auto fixed = [](const sint& a, const sint& b) { return a.is_int() && b.is_int() && a == b; };
+  if (v.mask && (!fixed((*v.mask)[size_t(d)].first, 0) || !fixed((*v.mask)[size_t(d)].second, v.shape[size_t(d)])))
+    return -1;
+  return v.strides[size_t(d)].is_int() ? int64_t(v.strides[size_t(d)]) : -1;
 }
 
 bool Kernel::is_expanded_in_some_load(int d) const {

@@ -45,6 +45,8 @@ void Kernel::apply_tc(const Opt& opt) {
   if (opt.axis != 0) fail("axis picks the tensor core and must be 0");
   if (!reduce_ || reduce_->get<ReduceArg>().op != Ops::ADD) fail("needs a sum");
   if (reduce_count_ != 1) fail("a multi-reduce kernel");
+  for (const ShapeTracker& st : sts_)
+    if (st.symbolic()) fail("a view's size or mask depends on a variable");
   // SUM(CAST(MUL(a, b))) or SUM(MUL(CAST(a), CAST(b))) of two loads
   const UOp* mul = strip_cast(reduce_->src.at(0).get());
   if (mul->op != Ops::MUL) fail("needs a sum of products");
