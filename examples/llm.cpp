@@ -6,10 +6,13 @@
 // Streams the tokens as they come, then prints the time to the first token and the decode speed. --prompt is
 // completed as given (with a BOS token first when the model asks for one); --chat wraps it in the model's chat
 // template (ChatML and Llama 3's are understood); --temperature 0 (the default) is greedy. DEV picks the device.
+// --ids also prints the prompt's and the generated token ids and the first position's 5 largest logits
+// (scripts/llm-vs-llamacpp.py compares them with llama.cpp's).
 #include <tg/llama.h>
 #include <tg/tg.h>
 #include <tg/tokenizer.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -21,7 +24,7 @@ namespace {
 
 struct Args {
   std::string model, prompt = "The meaning of life is";
-  bool chat = false;
+  bool chat = false, print_ids = false;
   int64_t n = 64, max_context = 0;
   uint64_t seed = 0;
   tg::nn::SamplerConfig sampler;
@@ -30,7 +33,7 @@ struct Args {
 [[noreturn]] void usage(const char* why) {
   std::fprintf(stderr,
                "llm: %s\nusage: llm --model PATH.gguf [--prompt TEXT] [--chat] [-n TOKENS] [--temperature T] "
-               "[--top-k K] [--top-p P] [--seed S] [--context N]\n",
+               "[--top-k K] [--top-p P] [--seed S] [--context N] [--ids]\n",
                why);
   std::exit(2);
 }
@@ -50,6 +53,8 @@ Args parse(int argc, char** argv) {
         a.prompt = value();
       else if (k == "--chat")
         a.chat = true;
+      else if (k == "--ids")
+        a.print_ids = true;
       else if (k == "-n")
         a.n = std::stoll(value());
       else if (k == "--temperature")
@@ -112,7 +117,8 @@ int main(int argc, char** argv) {
     auto t0 = std::chrono::steady_clock::now();
     const int64_t n0 = int64_t(ids.size());
     tg::Tensor prompt(ids, {1, n0});
-    int32_t next = tg::nn::sample_token(model.forward(prompt, 0).tolist<float>(), args.sampler, rng);
+    const std::vector<float> first = model.forward(prompt, 0).tolist<float>();
+    int32_t next = tg::nn::sample_token(first, args.sampler, rng);
     const double ttft = seconds_since(t0);
 
     // Decode: one token at a time at a symbolic position, so one set of kernels (and TinyJit's replay) serves all.
@@ -121,11 +127,13 @@ int main(int argc, char** argv) {
     tg::TinyJit step([&](const std::vector<tg::Tensor>& in) {
       return std::vector<tg::Tensor>{model.forward_token(*in[0].bound_variable(), *in[1].bound_variable())};
     });
+    std::vector<int32_t> out;
     int64_t generated = 0;
     auto t_decode = std::chrono::steady_clock::now();
     for (int64_t p = n0; generated < args.n && !stops(next); p++) {
       const std::string piece = tok.token_bytes(next);
       std::fwrite(piece.data(), 1, piece.size(), stdout);
+      out.push_back(next);
       std::fflush(stdout);
       generated++;
       if (generated == args.n || p >= model.config.max_context) break;
@@ -134,6 +142,22 @@ int main(int argc, char** argv) {
     }
     const double decode_s = seconds_since(t_decode);
     std::printf("\n");
+    if (args.print_ids) {
+      auto line = [](const char* what, const std::vector<int32_t>& v) {
+        std::printf("%s", what);
+        for (int32_t t : v) std::printf(" %d", t);
+        std::printf("\n");
+      };
+      line("prompt ids:", ids);
+      line("generated ids:", out);
+      std::vector<int32_t> order(first.size());
+      for (size_t i = 0; i < order.size(); i++) order[i] = int32_t(i);
+      std::partial_sort(order.begin(), order.begin() + 5, order.end(),
+                        [&](int32_t a, int32_t b) { return first[size_t(a)] > first[size_t(b)]; });
+      std::printf("first logits top5:");
+      for (size_t i = 0; i < 5 && i < order.size(); i++) std::printf(" %d:%.4f", order[i], first[size_t(order[i])]);
+      std::printf("\n");
+    }
     std::fflush(stdout);
     std::fprintf(stderr, "prompt %lld tokens, time to first token %.3f s; %lld tokens in %.3f s: %.1f tok/s\n",
                  static_cast<long long>(n0), ttft, static_cast<long long>(generated), decode_s,
