@@ -87,9 +87,10 @@ struct GGUFFile {
   std::map<std::string, GGUFValue> kv;    // metadata key-value pairs
   std::map<std::string, Tensor> tensors;  // shape = reversed ggml dims, as tinygrad
 };
-// GGUF v2 / v3. Tensor types F32, F16, BF16, F64, I8/I16/I32/I64 are views of the file; Q4_0, Q4_1 and
-// Q8_0 are dequantized to float32 lazily with Tensor ops (as tinygrad's ggml_data_to_tensor), so they need
-// a compute device. Other ggml types (K-quants, IQ*) throw tg::Error naming the tensor and the type.
+// GGUF v2 / v3. Tensor types F32, F16, BF16, F64, I8/I16/I32/I64 are views of the file; Q4_0, Q4_1, Q8_0,
+// Q4_K and Q6_K are dequantized to float32 lazily with Tensor ops (as tinygrad's ggml_data_to_tensor), so they
+// need a compute device. Other ggml types (Q5_*, Q2_K, Q3_K, Q5_K, IQ*) throw tg::Error naming the tensor and the
+// type.
 GGUFFile gguf_load(const std::string& path, const std::string& device = "");
 
 }  // namespace tg::nn::state

@@ -2,6 +2,8 @@
 // values compared, and corrupt files that must give a tg::Error naming the file.
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include <cstring>
 #include <string>
 
@@ -434,6 +436,92 @@ TEST(StateGGUF, LoadsMetadataAndDequantizesTensors) {
   }
 }
 
+namespace {
+
+// ggml's dequantize_row_q4_K and dequantize_row_q6_K, as loops over one block's bytes.
+std::vector<float> q4_k_reference(const uint8_t* b) {
+  const float d = f16_to_f32(uint16_t(b[0] | b[1] << 8)), dmin = f16_to_f32(uint16_t(b[2] | b[3] << 8));
+  const uint8_t* sc = b + 4;
+  const uint8_t* q = b + 16;
+  std::vector<float> y;
+  for (int j = 0; j < 8; j += 2) {
+    float d12[2], m12[2];
+    for (int h = 0; h < 2; h++) {
+      const int i = j + h;
+      const int s = i < 4 ? sc[i] & 63 : (sc[i + 4] & 0xF) | ((sc[i - 4] >> 6) << 4);
+      const int m = i < 4 ? sc[i + 4] & 63 : (sc[i + 4] >> 4) | ((sc[i] >> 6) << 4);
+      d12[h] = d * float(s), m12[h] = dmin * float(m);
+    }
+    for (int l = 0; l < 32; l++) y.push_back(d12[0] * float(q[l] & 0xF) - m12[0]);
+    for (int l = 0; l < 32; l++) y.push_back(d12[1] * float(q[l] >> 4) - m12[1]);
+    q += 32;
+  }
+  return y;
+}
+
+std::vector<float> q6_k_reference(const uint8_t* b) {
+  const uint8_t* ql = b;
+  const uint8_t* qh = b + 128;
+  const int8_t* sc = reinterpret_cast<const int8_t*>(b + 192);
+  const float d = f16_to_f32(uint16_t(b[208] | b[209] << 8));
+  std::vector<float> y(256);
+  for (int n = 0; n < 256; n += 128) {
+    for (int l = 0; l < 32; l++) {
+      const int is = l / 16;
+      const int q1 = ((ql[l] & 0xF) | (((qh[l] >> 0) & 3) << 4)) - 32;
+      const int q2 = ((ql[l + 32] & 0xF) | (((qh[l] >> 2) & 3) << 4)) - 32;
+      const int q3 = ((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32;
+      const int q4 = ((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32;
+      y[size_t(n + l)] = d * float(sc[is]) * float(q1);
+      y[size_t(n + l + 32)] = d * float(sc[is + 2]) * float(q2);
+      y[size_t(n + l + 64)] = d * float(sc[is + 4]) * float(q3);
+      y[size_t(n + l + 96)] = d * float(sc[is + 6]) * float(q4);
+    }
+    ql += 64, qh += 32, sc += 8;
+  }
+  return y;
+}
+
+}  // namespace
+
+// Q4_K and Q6_K blocks of random bytes (finite scales) against the loops of ggml's dequantizers.
+TEST(StateGGUF, KQuantsMatchGgmlsDequantizers) {
+  std::mt19937 rng(7);
+  auto blocks = [&](int n, int size, std::initializer_list<int> half_at) {
+    Bytes b(size_t(n * size));
+    for (auto& x : b) x = uint8_t(rng());
+    for (int i = 0; i < n; i++)
+      for (int at : half_at) {  // a scale in [-2, 2]
+        const uint16_t h = f32_to_f16(std::uniform_real_distribution<float>(-2, 2)(rng));
+        b[size_t(i * size + at)] = uint8_t(h), b[size_t(i * size + at + 1)] = uint8_t(h >> 8);
+      }
+    return b;
+  };
+  TempDir dir;
+  GGUFWriter w;
+  const Bytes q4k = blocks(3, 144, {0, 2}), q6k = blocks(2, 210, {208});
+  w.tensor("q4_k", {256, 3}, 12, q4k);
+  w.tensor("q6_k", {512}, 14, q6k);
+  std::string path = dir.file("k.gguf");
+  write_file(path, w.finish());
+  GGUFFile g = gguf_load(path);
+  std::vector<float> want4, want6;
+  for (int i = 0; i < 3; i++) {
+    std::vector<float> y = q4_k_reference(q4k.data() + i * 144);
+    want4.insert(want4.end(), y.begin(), y.end());
+  }
+  for (int i = 0; i < 2; i++) {
+    std::vector<float> y = q6_k_reference(q6k.data() + i * 210);
+    want6.insert(want6.end(), y.begin(), y.end());
+  }
+  EXPECT_EQ(g.tensors.at("q4_k").shape(), (Shape{3, 256}));
+  std::vector<float> got4 = g.tensors.at("q4_k").tolist<float>(), got6 = g.tensors.at("q6_k").tolist<float>();
+  ASSERT_EQ(got4.size(), want4.size());
+  ASSERT_EQ(got6.size(), want6.size());
+  for (size_t i = 0; i < got4.size(); i++) EXPECT_NEAR(got4[i], want4[i], 1e-5f * (1 + std::abs(want4[i]))) << "Q4_K " << i;
+  for (size_t i = 0; i < got6.size(); i++) EXPECT_NEAR(got6[i], want6[i], 1e-5f * (1 + std::abs(want6[i]))) << "Q6_K " << i;
+}
+
 TEST(StateGGUF, CorruptFilesNameTheFileAndTheProblem) {
   TempDir dir;
   std::string path = dir.file("bad.gguf");
@@ -456,8 +544,8 @@ TEST(StateGGUF, CorruptFilesNameTheFileAndTheProblem) {
   many[8 + 7] = 0x10;  // tensor count
   check(many, "cannot fit");
   GGUFWriter k;
-  k.tensor("k", {256}, 12, Bytes(144, 0));
-  check(k.finish(), "Q4_K");
+  k.tensor("k", {256}, 13, Bytes(176, 0));
+  check(k.finish(), "Q5_K");
   GGUFWriter odd;
   odd.tensor("o", {33}, 8, Bytes(68, 0));
   check(odd.finish(), "whole Q8_0 blocks");
