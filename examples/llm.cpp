@@ -6,8 +6,9 @@
 // Streams the tokens as they come, then prints the time to the first token and the decode speed. --prompt is
 // completed as given (with a BOS token first when the model asks for one); --chat wraps it in the model's chat
 // template (ChatML and Llama 3's are understood); --temperature 0 (the default) is greedy. DEV picks the device.
-// --ids also prints the prompt's and the generated token ids and the first position's 5 largest logits
-// (scripts/llm-vs-llamacpp.py compares them with llama.cpp's).
+// --dtype float16 keeps the dequantized weights (and the activations) in half precision: half the bytes a step
+// reads (1.4x the decode speed of float32 on the 2-core box). --ids also prints the prompt's and the generated token
+// ids and the first position's 5 largest logits (scripts/llm-vs-llamacpp.py compares them with llama.cpp's).
 #include <tg/llama.h>
 #include <tg/tg.h>
 #include <tg/tokenizer.h>
@@ -26,6 +27,7 @@ struct Args {
   std::string model, prompt = "The meaning of life is";
   bool chat = false, print_ids = false;
   int64_t n = 64, max_context = 0;
+  std::string dtype = "float32";
   uint64_t seed = 0;
   tg::nn::SamplerConfig sampler;
 };
@@ -33,7 +35,7 @@ struct Args {
 [[noreturn]] void usage(const char* why) {
   std::fprintf(stderr,
                "llm: %s\nusage: llm --model PATH.gguf [--prompt TEXT] [--chat] [-n TOKENS] [--temperature T] "
-               "[--top-k K] [--top-p P] [--seed S] [--context N] [--ids]\n",
+               "[--top-k K] [--top-p P] [--seed S] [--context N] [--dtype float32|float16] [--ids]\n",
                why);
   std::exit(2);
 }
@@ -65,6 +67,8 @@ Args parse(int argc, char** argv) {
         a.sampler.top_p = std::stod(value());
       else if (k == "--seed")
         a.seed = std::stoull(value());
+      else if (k == "--dtype")
+        a.dtype = value();
       else if (k == "--context")
         a.max_context = std::stoll(value());
       else
@@ -100,7 +104,7 @@ int main(int argc, char** argv) {
     auto t_load = std::chrono::steady_clock::now();
     const tg::nn::state::GGUFFile file = tg::nn::state::gguf_load(args.model);
     const tg::nn::Tokenizer tok = tg::nn::Tokenizer::from_gguf(file);
-    tg::nn::Llama model = tg::nn::Llama::from_gguf(args.model, "", args.max_context);
+    tg::nn::Llama model = tg::nn::Llama::from_gguf(args.model, "", args.max_context, tg::dtypes::from_name(args.dtype));
     std::fprintf(stderr, "loaded %lld layers, dim %lld, vocab %lld in %.2f s\n",
                  static_cast<long long>(model.config.n_layers), static_cast<long long>(model.config.dim),
                  static_cast<long long>(model.config.vocab_size), seconds_since(t_load));
