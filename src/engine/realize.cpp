@@ -12,6 +12,7 @@
 #include "engine/memory_planner.h"
 #include "helpers/debug.h"
 #include "schedule/liveness.h"
+#include "schedule/realized.h"
 #include "tg/context.h"
 #include "tg/counters.h"
 #include "tg/error.h"
@@ -141,11 +142,7 @@ namespace {
 // Bytes the items write outside the results (an upper bound on what a plan could share).
 int64_t intermediate_bytes(const Schedule& sched) {
   std::vector<const UOp*> results;
-  for (const UOpPtr& r : sched.roots) {
-    const UOp* u = r.get();
-    while (u->op == Ops::VIEW && !u->src.empty()) u = u->src[0].get();
-    results.push_back(u);
-  }
+  for (const UOpPtr& r : sched.roots) results.push_back(buffer_under(r.get()));
   int64_t bytes = 0;
   for (const ScheduleItem& item : sched.items)
     for (size_t j = 0; j < item.outputs && j < item.bufs.size(); j++)

@@ -42,6 +42,11 @@ UOpPtr new_buffer_uop(const std::string& device, int64_t size, DType dtype) {
 
 std::string buffer_device(const UOp* u) { return u->src.at(0)->get<std::string>(); }
 
+const UOp* buffer_under(const UOp* view) {
+  while (view->op == Ops::VIEW && !view->src.empty()) view = view->src[0].get();
+  return view->op == Ops::BUFFER ? view : nullptr;
+}
+
 void set_realized(const UOpPtr& node, const UOpPtr& view, std::span<const UOpPtr> reads) {
   auto& t = table();
   std::lock_guard<std::recursive_mutex> lock(t.mu);

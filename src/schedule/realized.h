@@ -18,6 +18,8 @@ namespace tg {
 UOpPtr new_buffer_uop(const std::string& device, int64_t size, DType dtype);
 // The device named by a BUFFER node.
 std::string buffer_device(const UOp* buffer_uop);
+// The BUFFER a realized value's (nested) VIEW reads, or nullptr (a view of a constant).
+const UOp* buffer_under(const UOp* view);
 
 // A realized node stands for the value it was computed from: once a buffer it read is overwritten (an ASSIGN),
 // a graph built afterwards that spells the same node means the new contents. set_realized records the node's

@@ -343,15 +343,6 @@ Schedule schedule_cached(const std::vector<UOpPtr>& roots) {
 
 ScheduleCacheStats schedule_cache_stats() { return {hits.load(), misses.load(), bypassed.load(), cache().size()}; }
 
-namespace {
-
-const UOp* buffer_under(const UOp* view) {
-  while (view->op == Ops::VIEW && !view->src.empty()) view = view->src[0].get();
-  return view->op == Ops::BUFFER ? view : nullptr;
-}
-
-}  // namespace
-
 void record_realized(const Schedule& sched) {
   const std::vector<ScheduleItem>& items = sched.items;
   for (const ScheduleItem& item : items)

@@ -290,10 +290,7 @@ void Kernel::hand_coded_optimizations() {
   }
   // Tiny kernels keep their plain loops: nothing to win, and their code stays readable (r_2, E_16).
   if (prod(full_shape_) < 64) return;
-  // (the matmul layouts size tiles and masks from the views: not over views that depend on a variable, as the
-  // attention scores over start_pos keys, whose padded output dim is masked at start_pos + 1)
-  const bool symbolic_views = std::any_of(sts_.begin(), sts_.end(), [](const ShapeTracker& st) { return st.symbolic(); });
-  if (!symbolic_views && (tensor_core_opts(try_opt) || gemm_opts(try_opt) || cpu_gemm_opts(try_opt))) return;
+  if (tensor_core_opts(try_opt) || gemm_opts(try_opt) || cpu_gemm_opts(try_opt)) return;
   auto dtype_of_output = ast_->src.at(0)->src.at(2)->dtype;
   const bool gpu = renderer_.has_local();
   // vector width in elements: the CPU's widest registers; on GPUs 16 bytes per thread (float4, 8 halves)

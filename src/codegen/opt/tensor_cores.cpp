@@ -36,7 +36,8 @@ bool allow_tf32() { return ALLOW_TF32 > 0; }
 int64_t Kernel::last_view_stride(size_t i, int d) const {
   const View& v = sts_[i].views.back();
   if (v.mask) return -1;
-  return full_shape_[size_t(d)] == 1 ? 0 : v.strides[size_t(d)].value();
+  if (full_shape_[size_t(d)] == 1) return 0;
+  return v.strides[size_t(d)].is_int() ? v.strides[size_t(d)].value() : -1;  // (a stride over variables: none)
 }
 
 void Kernel::apply_tc(const Opt& opt) {
