@@ -28,6 +28,7 @@ struct Args {
   bool chat = false, print_ids = false;
   int64_t n = 64, max_context = 0;
   std::string dtype = "float32";
+  bool dequantize = false;
   uint64_t seed = 0;
   tg::nn::SamplerConfig sampler;
 };
@@ -35,7 +36,7 @@ struct Args {
 [[noreturn]] void usage(const char* why) {
   std::fprintf(stderr,
                "llm: %s\nusage: llm --model PATH.gguf [--prompt TEXT] [--chat] [-n TOKENS] [--temperature T] "
-               "[--top-k K] [--top-p P] [--seed S] [--context N] [--dtype float32|float16] [--ids]\n",
+               "[--top-k K] [--top-p P] [--seed S] [--context N] [--dtype float32|float16] [--dequantize] [--ids]\n",
                why);
   std::exit(2);
 }
@@ -67,6 +68,8 @@ Args parse(int argc, char** argv) {
         a.sampler.top_p = std::stod(value());
       else if (k == "--seed")
         a.seed = std::stoull(value());
+      else if (k == "--dequantize")
+        a.dequantize = true;
       else if (k == "--dtype")
         a.dtype = value();
       else if (k == "--context")
@@ -104,7 +107,8 @@ int main(int argc, char** argv) {
     auto t_load = std::chrono::steady_clock::now();
     const tg::nn::state::GGUFFile file = tg::nn::state::gguf_load(args.model);
     const tg::nn::Tokenizer tok = tg::nn::Tokenizer::from_gguf(file);
-    tg::nn::Llama model = tg::nn::Llama::from_gguf(args.model, "", args.max_context, tg::dtypes::from_name(args.dtype));
+    tg::nn::Llama model = tg::nn::Llama::from_gguf(args.model, "", args.max_context, tg::dtypes::from_name(args.dtype),
+                                                   /*keep_blocks=*/!args.dequantize);
     std::fprintf(stderr, "loaded %lld layers, dim %lld, vocab %lld in %.2f s\n",
                  static_cast<long long>(model.config.n_layers), static_cast<long long>(model.config.dim),
                  static_cast<long long>(model.config.vocab_size), seconds_since(t_load));

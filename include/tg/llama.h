@@ -66,6 +66,7 @@ class Llama {
   RMSNorm norm;
   std::optional<Linear> output;  // absent when tied_embeddings
   Tensor freqs_cis;              // (max_context, head_dim / 2, 2): cos and sin of every position's rotation
+  std::optional<DType> dtype;    // the activations' (and the KV cache's) dtype; unset: the embedding's
   TG_PARAMETERS(tok_embeddings, layers, norm, output)
 
   explicit Llama(const LlamaConfig& c, const std::string& device = "");
@@ -75,10 +76,11 @@ class Llama {
   // One token (a number, or a bound variable: tinygrad's decode step) at start_pos, batch 1: its embedding is one
   // row of the table, read where the token says.
   Tensor forward_token(const sint& token, const sint& start_pos);
-  // The model of a GGUF file (general.architecture "llama"), its weights dequantized to `dtype` and realized on
-  // `device`.
+  // The model of a GGUF file (general.architecture "llama") on `device`, computing in `dtype`. Its Q4_0, Q4_1 and
+  // Q8_0 matrices stay in their blocks, dequantized inside the matmuls (tg/block_weight.h); other types, and all
+  // with keep_blocks false, are dequantized to `dtype` at load.
   static Llama from_gguf(const std::string& path, const std::string& device = "", int64_t max_context = 0,
-                         DType dtype = dtypes::float32);
+                         DType dtype = dtypes::float32, bool keep_blocks = true);
 
  private:
   Tensor run_layers(Tensor h, const sint& start_pos);  // embedded tokens (batch, T, dim) -> last logits

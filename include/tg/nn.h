@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,6 +29,7 @@
 #include <utility>
 #include <vector>
 
+#include "tg/block_weight.h"
 #include "tg/error.h"
 #include "tg/tensor.h"
 
@@ -170,11 +172,15 @@ struct Ints {
 };
 
 // y = x @ weight.T + bias; weight (out, in) and bias uniform in +-1/sqrt(in).
+// use_blocks keeps a quantized weight in its blocks (tg/block_weight.h): weight becomes its lazy dense form, and
+// the layer multiplies by the blocks as long as weight is still that tensor.
 struct Linear {
   Tensor weight;
   std::optional<Tensor> bias;
+  std::shared_ptr<const BlockWeight> blocks;
   Linear(int64_t in_features, int64_t out_features, bool bias = true);
   Tensor operator()(const Tensor& x) const;
+  void use_blocks(const BlockWeight& w);
   TG_PARAMETERS(weight, bias)
 };
 
@@ -274,8 +280,10 @@ struct InstanceNorm {
 struct Embedding {
   int64_t vocab_size, embed_size;
   Tensor weight;
+  std::shared_ptr<const BlockWeight> blocks;  // as Linear's: a table kept in quantized blocks (use_blocks)
   Embedding(int64_t vocab_size, int64_t embed_size);
   Tensor operator()(const Tensor& idx) const;
+  void use_blocks(const BlockWeight& w);
   TG_PARAMETERS(weight)
 };
 

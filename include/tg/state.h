@@ -17,6 +17,7 @@
 #include <variant>
 #include <vector>
 
+#include "tg/block_weight.h"
 #include "tg/tensor.h"
 
 namespace tg::nn::state {
@@ -86,6 +87,9 @@ struct GGUFValue {
 struct GGUFFile {
   std::map<std::string, GGUFValue> kv;    // metadata key-value pairs
   std::map<std::string, Tensor> tensors;  // shape = reversed ggml dims, as tinygrad
+  // The Q4_0, Q4_1 and Q8_0 matrices again, kept in their blocks (tg/block_weight.h): what a model's layers use
+  // to dequantize inside their matmuls.
+  std::map<std::string, BlockWeight> blocks;
 };
 // GGUF v2 / v3. Tensor types F32, F16, BF16, F64, I8/I16/I32/I64 are views of the file; Q4_0, Q4_1, Q8_0,
 // Q4_K and Q6_K are dequantized to float32 lazily with Tensor ops (as tinygrad's ggml_data_to_tensor), so they

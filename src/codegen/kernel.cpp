@@ -356,15 +356,23 @@ int Kernel::vector_dim() const {
         if (is_load_[i] && stride_of(i, d) == 1) load_dim = d;
     }
   if (load_dim >= 0 && (out_dim < 0 || full_shape_[size_t(load_dim)] > full_shape_[size_t(out_dim)])) return load_dim;
-  if (out_dim >= 0) return out_dim;
-  // No output dim to vectorize: the last UNROLL dim that some load is contiguous along (each vector lane
-  // then accumulates its own partial sum; the lanes are added after the reduce loop).
-  for (int d = int(full_shape_.size()) - 1; d >= first_upcast(); d--) {
-    if (kinds_[size_t(d)] != AxisKind::UNROLL || !good_size(full_shape_[size_t(d)])) continue;
-    for (size_t i = 1; i < sts_.size(); i++)
-      if (is_load_[i] && stride_of(i, d) == 1) return d;
-  }
-  return -1;
+  // The last UNROLL dim that some load is contiguous along (each vector lane then accumulates its own partial
+  // sum; the lanes are added after the reduce loop).
+  int unroll_dim = -1;
+  for (int d = int(full_shape_.size()) - 1; d >= first_upcast() && unroll_dim < 0; d--)
+    if (kinds_[size_t(d)] == AxisKind::UNROLL && good_size(full_shape_[size_t(d)]) && some_load_contiguous_along(d))
+      unroll_dim = d;
+  // On CPUs an output dim no load is contiguous along (the rows of a matrix-vector product) would gather one
+  // scalar per lane from rows apart: the reduce's lanes win then, and the rows are separate accumulators.
+  if (out_dim >= 0 && unroll_dim >= 0 && !renderer_.has_local() && !some_load_contiguous_along(out_dim))
+    return unroll_dim;
+  return out_dim >= 0 ? out_dim : unroll_dim;
+}
+
+bool Kernel::some_load_contiguous_along(int d) const {
+  for (size_t i = 1; i < sts_.size(); i++)
+    if (is_load_[i] && stride_of(i, d) == 1) return true;
+  return false;
 }
 
 UOpPtr Kernel::optimized_ast() const {

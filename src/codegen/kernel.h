@@ -104,6 +104,7 @@ class Kernel {
   // contiguous along it and its size is 2, 4, 8 or 16; -1 when none. Fixed by the kernel, so a renderer
   // without vectors computes exactly the same lanes.
   int vector_dim() const;
+  bool some_load_contiguous_along(int d) const;
   // "r_2", "E_16": the plain name (not yet made unique) and the colored one for DEBUG output.
   std::string name() const;
   std::string colored_name() const;
@@ -144,6 +145,7 @@ class Kernel {
   bool is_expanded_in_some_load(int d) const;
   bool tile_shares_loads(int d) const;  // codegen/opt/heuristic.cpp
   bool loads_stream_along_reduce(int vdim) const;  // codegen/opt/heuristic.cpp
+  bool masks_along(int d) const;                   // codegen/opt/heuristic.cpp
   // hand_coded_optimizations on renderers with tensor cores: TC plus register tiles and warps for a matmul;
   // false (and no opt applied) when the kernel cannot take one or TC=0.
   bool tensor_core_opts(const std::function<bool(const Opt&)>& try_opt);

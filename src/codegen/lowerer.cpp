@@ -285,7 +285,11 @@ Val Lowerer::alu(Ops op, DType dt, const std::vector<Val>& srcs, const Arg& arg)
     for (auto& s : srcs) o.push_back(s.one);
     return Val{UOp::make(op, dt, std::move(o), arg), {}};
   }
-  if (same && vec_ok(op, dt)) {
+  // A conversion of a vector the backend converts whole (bytes to floats: __builtin_convertvector).
+  const bool vec_cast = op == Ops::CAST && srcs.size() == 1 && srcs[0].one && srcs[0].one->dtype.count == W_ &&
+                        dt.count == 1 && ren_.vectorizes_cast(srcs[0].one->dtype.scalar_type(), dt) &&
+                        ren_.vector_width_ok(int(W_), dt);
+  if ((same && vec_ok(op, dt)) || vec_cast) {
     std::vector<UOpPtr> o;
     for (auto& s : srcs) o.push_back(as_vec(s));
     return Val{UOp::make(op, dt.vec(int(W_)), std::move(o), arg), {}};
@@ -447,6 +451,10 @@ UOpPtr Lowerer::lower_load(const UOpPtr& u) {
   for (int64_t k = 0; k < count(in.mask); k++) {
     Combo cb = decode(in.mask, k);
     UOpPtr ic = subst(idx, cb), vc = subst(valid, cb);
+    if (vc->op == Ops::CONST && vc->const_value() == 0) {  // never valid here (the other side of a cat): no load
+      in.vals.push_back(Val{zero, {}});
+      continue;
+    }
     if (!contains(ic, vph_.get()) && !contains(vc, vph_.get())) {
       if (run.width > 1) {
         Combo start = cb;

@@ -74,7 +74,20 @@ Linear::Linear(int64_t in_features, int64_t out_features, bool with_bias)
   if (with_bias) bias = Tensor::uniform({out_features}, -fan_in_bound(in_features), fan_in_bound(in_features));
 }
 
-Tensor Linear::operator()(const Tensor& x) const { return x.linear(weight, bias); }
+Tensor Linear::operator()(const Tensor& x) const {
+  if (!blocks || !blocks->serves(weight)) return x.linear(weight, bias);
+  Tensor y = blocks->linear(x);
+  return bias ? y + *bias : y;
+}
+
+void Linear::use_blocks(const BlockWeight& w) {
+  if (!(weight.shape() == Shape{w.out_features(), w.in_features()}))
+    throw Error("Linear::use_blocks: a " + std::to_string(w.out_features()) + "x" + std::to_string(w.in_features()) +
+                " " + w.format() + " weight for a layer of " + weight.shape()[1].str() + " inputs and " +
+                weight.shape()[0].str() + " outputs");
+  blocks = std::make_shared<const BlockWeight>(w);
+  weight = blocks->dense();
+}
 
 // ---- Conv2d / Conv1d ----
 Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, Ints kernel, Ints stride_, Ints padding_, Ints dilation_,
@@ -229,6 +242,15 @@ Embedding::Embedding(int64_t vocab, int64_t embed)
     : vocab_size(vocab), embed_size(embed),
       weight((check_positive("Embedding", "vocab_size", vocab), check_positive("Embedding", "embed_size", embed),
               Tensor::glorot_uniform({vocab, embed}))) {}
+
+void Embedding::use_blocks(const BlockWeight& w) {
+  if (w.out_features() != vocab_size || w.in_features() != embed_size)
+    throw Error("Embedding::use_blocks: a " + std::to_string(w.out_features()) + "x" + std::to_string(w.in_features()) +
+                " " + w.format() + " table for an embedding of " + std::to_string(vocab_size) + " x " +
+                std::to_string(embed_size));
+  blocks = std::make_shared<const BlockWeight>(w);
+  weight = blocks->dense();
+}
 
 Tensor Embedding::operator()(const Tensor& idx) const {
   if (!idx.dtype().is_int())

@@ -28,15 +28,6 @@ Tensor apply_rotary(const Tensor& x, const Tensor& freqs) {
   return out.reshape(s).cast(x.dtype());
 }
 
-// (B, S, KV, hd) -> (B, S, KV * n_rep, hd): each key/value head serves n_rep query heads.
-Tensor repeat_kv(const Tensor& x, int64_t n_rep) {
-  if (n_rep == 1) return x;
-  const Shape s = x.shape();
-  return x.reshape({s[0], s[1], s[2], 1, s[3]})
-      .expand({s[0], s[1], s[2], n_rep, s[3]})
-      .reshape({s[0], s[1], s[2] * n_rep, s[3]});
-}
-
 const state::GGUFValue& key(const state::GGUFFile& f, const std::string& name) {
   auto it = f.kv.find(name);
   if (it == f.kv.end()) throw Error("Llama: the GGUF file has no " + name);
@@ -109,17 +100,21 @@ Tensor LlamaAttention::operator()(const Tensor& x, const sint& start_pos, const 
   cache_kv->shrink({{0, 2}, {0, B}, {start_pos, end}, {0, n_kv_heads}, {0, head_dim}})
       .assign(Tensor::stack({xk, xv}).cast(cache_kv->dtype()))
       .realize();
-  Tensor keys = cache_kv->shrink({{0, 1}, {0, B}, {0, end}, {0, n_kv_heads}, {0, head_dim}})
-                    .reshape({B, end, n_kv_heads, head_dim});
-  Tensor values = cache_kv->shrink({{1, 2}, {0, B}, {0, end}, {0, n_kv_heads}, {0, head_dim}})
-                      .reshape({B, end, n_kv_heads, head_dim});
-  keys = repeat_kv(keys, n_heads / n_kv_heads).transpose(1, 2);  // (B, H, S, hd)
-  values = repeat_kv(values, n_heads / n_kv_heads).transpose(1, 2);
-  Tensor q = xq.transpose(1, 2);  // (B, H, T, hd)
-  Tensor scores = q.matmul(keys.transpose(2, 3)) * float(1.0 / std::sqrt(double(head_dim)));
-  if (mask) scores = scores + *mask;
-  Tensor attn = scores.cast(dtypes::float32).softmax(-1).cast(x.dtype()).matmul(values);  // (B, H, T, hd)
-  return wo(attn.transpose(1, 2).reshape({B, T, n_heads * head_dim}));
+  // Grouped: the n_rep query heads of a key/value head attend to it through a broadcast dim (heads kv * n_rep + r, as
+  // llama.cpp orders them), never a merged (KV * n_rep) dim, whose index over a symbolic number of keys would need
+  // divisions by it in the kernels.
+  const int64_t n_rep = n_heads / n_kv_heads;
+  auto cached = [&](int64_t which) {  // (B, KV, 1, S, hd)
+    return cache_kv->shrink({{which, which + 1}, {0, B}, {0, end}, {0, n_kv_heads}, {0, head_dim}})
+        .reshape({B, end, n_kv_heads, 1, head_dim})
+        .permute({0, 2, 3, 1, 4});
+  };
+  Tensor keys = cached(0), values = cached(1);
+  Tensor q = xq.reshape({B, T, n_kv_heads, n_rep, head_dim}).permute({0, 2, 3, 1, 4});        // (B, KV, n_rep, T, hd)
+  Tensor scores = q.matmul(keys.transpose(3, 4)) * float(1.0 / std::sqrt(double(head_dim)));  // (B, KV, n_rep, T, S)
+  if (mask) scores = scores + mask->reshape({1, 1, 1, T, end});
+  Tensor attn = scores.cast(dtypes::float32).softmax(-1).cast(x.dtype()).matmul(values);  // (B, KV, n_rep, T, hd)
+  return wo(attn.permute({0, 3, 1, 2, 4}).reshape({B, T, n_heads * head_dim}));
 }
 
 LlamaFeedForward::LlamaFeedForward(const LlamaConfig& c)
@@ -143,7 +138,7 @@ Llama::Llama(const LlamaConfig& c, const std::string& device)
 Tensor Llama::forward(const Tensor& tokens, const sint& start_pos) {
   if (tokens.ndim() != 2 || !tokens.dtype().is_int())
     throw Error("Llama: tokens must be (batch, T) of an integer dtype, got " + tokens.repr());
-  return run_layers(tok_embeddings(tokens), start_pos);
+  return run_layers(tok_embeddings(tokens).cast(dtype.value_or(tok_embeddings.weight.dtype())), start_pos);
 }
 
 Tensor Llama::forward_token(const sint& token, const sint& start_pos) {
@@ -151,7 +146,9 @@ Tensor Llama::forward_token(const sint& token, const sint& start_pos) {
     throw Error("Llama: token " + token.str() + " (" + std::to_string(token.vmin()) + " .. " +
                 std::to_string(token.vmax()) + ") outside the vocabulary of " + std::to_string(config.vocab_size));
   // One row of the embedding, not tok_embeddings' compare-and-sum over the whole vocabulary.
-  Tensor h = tok_embeddings.weight.shrink({{token, token + 1}, {0, config.dim}}).reshape({1, 1, config.dim});
+  Tensor h = tok_embeddings.weight.shrink({{token, token + 1}, {0, config.dim}})
+                 .reshape({1, 1, config.dim})
+                 .cast(dtype.value_or(tok_embeddings.weight.dtype()));
   return run_layers(h, start_pos);
 }
 
@@ -175,7 +172,10 @@ Tensor Llama::run_layers(Tensor h, const sint& start_pos) {
   }
   const sint B = h.shape()[0];
   Tensor last = norm(h.shrink({{0, B}, {int64_t(T) - 1, int64_t(T)}, {0, config.dim}})).reshape({B, config.dim});
-  Tensor logits = output ? (*output)(last) : last.matmul(tok_embeddings.weight.transpose());
+  const auto& table = tok_embeddings;  // a tied head multiplies by the embedding (in its blocks, if it has them)
+  Tensor logits = output                                               ? (*output)(last)
+                  : table.blocks && table.blocks->serves(table.weight) ? table.blocks->linear(last)
+                                                                       : last.matmul(table.weight.transpose());
   return logits.cast(dtypes::float32);
 }
 

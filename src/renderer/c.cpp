@@ -59,6 +59,39 @@ static inline tg_half tg_f2h(float x) { return tg_d2h(x); }
 static inline float tg_rh(float x) { return tg_h2f(tg_f2h(x)); }
 )";
 
+// A vector of float16 bits to a float vector: one instruction where clang converts _Float16 vectors (vcvtph2ps),
+// else exact bit arithmetic (the magnitude's bits shifted into a float's are the value times 2^-112, subnormals
+// included; inf and NaN keep an all-ones exponent).
+std::string half_vector_helper(int n) {
+  const std::string N = std::to_string(n), F = "float" + N, bytes = std::to_string(2 * n), wide = std::to_string(4 * n);
+  return "typedef unsigned short tg_half" + N + "_raw __attribute__((vector_size(" + bytes +
+         "),aligned(2)));\n"
+         "static inline " +
+         F + " tg_h2f_v" + N + "(tg_half" + N +
+         "_raw h) {\n"
+         "#if defined(__clang__) && defined(__FLT16_MAX__)\n"
+         "  typedef _Float16 H __attribute__((vector_size(" +
+         bytes +
+         ")));\n"
+         "  return __builtin_convertvector((H)h, " +
+         F +
+         ");\n"
+         "#else\n"
+         "  typedef unsigned int U __attribute__((vector_size(" +
+         wide +
+         ")));\n"
+         "  U u = __builtin_convertvector(h, U), em = u & 0x7fffu, bits = em << 13;\n"
+         "  U special = (U)(em >= 0x7c00u);\n"
+         "  U r = ((U)((" +
+         F +
+         ")bits * 0x1p112f) & ~special) | ((bits | 0x7f800000u) & special);\n"
+         "  return (" +
+         F +
+         ")(r | ((u & 0x8000u) << 16));\n"
+         "#endif\n"
+         "}\n";
+}
+
 const char* kBf16Helpers = R"(typedef unsigned short tg_bf16;  /* bfloat16 bits; values are computed in float */
 static inline tg_bf16 tg_d2bf(double x) { return (tg_bf16)tg_narrow(x, 8, 7); }
 static inline float tg_bf2f(tg_bf16 b) {
@@ -102,7 +135,21 @@ int ClangRenderer::cpu_threads() {
   return hw;
 }
 
+namespace {
+bool is_small_int(DType d) {
+  return d == dtypes::int8 || d == dtypes::uint8 || d == dtypes::int16 || d == dtypes::uint16 || d == dtypes::int32 ||
+         d == dtypes::uint32;
+}
+}  // namespace
+
+// Vectors of floats and doubles for arithmetic; of integers for loads and bit operations (unpacking a quantized
+// block's bytes: 16 bytes a load, nibbles by & and >>, converted whole); float16 loads (converted to floats as they
+// are read, see kHalfVectorHelper).
 bool ClangRenderer::vectorizes(Ops op, DType scalar) const {
+  if (is_small_int(scalar))
+    return op == Ops::LOAD || op == Ops::STORE || op == Ops::AND || op == Ops::OR || op == Ops::XOR || op == Ops::SHR ||
+           op == Ops::SHL || op == Ops::ADD || op == Ops::SUB || op == Ops::MUL;  // (lanes wrap)
+  if (scalar == dtypes::float16) return op == Ops::LOAD;
   if (scalar != dtypes::float32 && scalar != dtypes::float64) return false;
   switch (op) {
     case Ops::LOAD: case Ops::STORE: case Ops::DEFINE_ACC:
@@ -112,7 +159,14 @@ bool ClangRenderer::vectorizes(Ops op, DType scalar) const {
   }
 }
 
+// Integers to float32 (exact up to 2^24, rounded as the scalar conversion beyond), and float16 vectors, which are
+// float vectors in registers already.
+bool ClangRenderer::vectorizes_cast(DType from, DType to) const {
+  return to == dtypes::float32 && (is_small_int(from) || from == dtypes::float16);
+}
+
 std::string ClangRenderer::type_name(DType dt) const {
+  if (dt.count > 1 && is_half(dt)) return CStyleRenderer::type_name(dtypes::float32.vec(dt.count));  // in registers
   if (dt.count > 1 && (dt.is_bool() || is_16bit_float(dt)))
     throw Error("render: CPU vectors of " + dt.scalar_type().repr() + " are not supported (devectorize them)");
   if (dt.count == 1 && dt.is_bool()) return "_Bool";  // C has no `bool` without <stdbool.h>
@@ -178,6 +232,8 @@ std::string ClangRenderer::render_alu(const UOp& u, const std::vector<std::strin
 
 std::string ClangRenderer::render_cast(DType to, DType from, const std::string& x, Prelude& pre) const {
   if (to == from) return x;
+  if (to.count > 1 && is_half(from)) return x;  // float16 vectors are float vectors in registers
+  if (to.count > 1) return "__builtin_convertvector(" + x + ", " + type_name(to) + ")";
   if (is_16bit_float(to)) {
     if (needs_double_path(from, to)) return is_half(to) ? "tg_h2f(tg_d2h(" + x + "))" : "tg_bf2f(tg_d2bf(" + x + "))";
     return (is_half(to) ? "tg_rh(" : "tg_rbf(") + x + ")";
@@ -198,6 +254,10 @@ std::string ClangRenderer::render_bitcast(DType to, DType from, const std::strin
 }
 
 std::string ClangRenderer::render_load(const std::string& buf, const std::string& idx, DType dt, Prelude& pre) const {
+  if (dt.count > 1 && is_half(dt)) {
+    const std::string n = std::to_string(dt.count);
+    return "tg_h2f_v" + n + "(*((tg_half" + n + "_raw*)(" + buf + "+" + idx + ")))";
+  }
   std::string e = CStyleRenderer::render_load(buf, idx, dt, pre);
   if (is_half(dt)) return "tg_h2f(" + e + ")";
   if (is_bf16(dt)) return "tg_bf2f(" + e + ")";
@@ -222,11 +282,17 @@ std::string ClangRenderer::prefix(const Prelude& pre) const {
   // vector_size must come first: GCC applies the attributes in order, and an aligned() before it is
   // overridden by the vector's natural (16-byte) alignment, so unaligned float4 loads became aligned
   // moves (SIGSEGV under CC=gcc). Clang honours either order.
+  std::vector<DType> typed;  // (a float16 vector is a float vector in registers: one typedef for both)
   for (DType v : pre.vector_types) {
-    std::string elem = type_name(v.scalar_type());
-    s += "typedef " + elem + " " + CStyleRenderer::type_name(v) + " __attribute__((vector_size(" +
-         std::to_string(v.itemsize()) + "),aligned(" + std::to_string(v.scalar_type().itemsize()) + ")));\n";
+    DType reg = is_half(v) ? dtypes::float32.vec(v.count) : v;
+    if (std::find(typed.begin(), typed.end(), reg) != typed.end()) continue;
+    typed.push_back(reg);
+    s += "typedef " + type_name(reg.scalar_type()) + " " + CStyleRenderer::type_name(reg) +
+         " __attribute__((vector_size(" + std::to_string(reg.itemsize()) + "),aligned(" +
+         std::to_string(reg.scalar_type().itemsize()) + ")));\n";
   }
+  for (DType v : pre.vector_types)
+    if (is_half(v)) s += half_vector_helper(v.count);
   return s + CStyleRenderer::prefix(pre);
 }
 

@@ -27,6 +27,8 @@ class Renderer {
   // 2, 4, 8, 16). Codegen writes vector nodes only where this holds and lanes of scalars elsewhere; the
   // default is scalars everywhere.
   virtual bool vectorizes(Ops op, DType scalar) const { return false; }
+  // Whether a CAST of a vector of `from` to a vector of `to` is one vector node (else lanes).
+  virtual bool vectorizes_cast(DType from, DType to) const { return false; }
   // Vector widths the backend has (CUDA: float2, float4), and whether a vector LOAD/STORE needs an index
   // that is a multiple of its width (GPUs fault on misaligned vector accesses; the CPU's do not).
   virtual bool vector_width_ok(int width, DType scalar) const { return true; }

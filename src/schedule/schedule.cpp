@@ -28,6 +28,43 @@ bool is_base_compute(const UOp* u) {
 }
 const UOp* base_of(const UOp* u) { return u->op == Ops::VIEW ? u->src[0].get() : u; }
 
+// Whether a view reads some element of its base more than once: a dim of stride 0 with more than one valid
+// index (an expand). A pad reads each element once, however much larger the view is.
+bool reads_elements_again(const ShapeTracker& st) {
+  for (const View& v : st.views)
+    for (size_t d = 0; d < v.shape.size(); d++) {
+      if (!(v.strides[d] == 0)) continue;
+      const sint valid = v.mask ? (*v.mask)[d].second - (*v.mask)[d].first : v.shape[d];
+      if (!valid.is_int() || valid > 1) return true;
+    }
+  return false;
+}
+
+// An op cheap enough to compute again for every element that reads it: integer and bit arithmetic, float add and
+// multiply, selects and conversions (no division, no transcendental, no reduce).
+bool cheap_op(Ops op) {
+  switch (op) {
+    case Ops::CAST:
+    case Ops::BITCAST:
+    case Ops::ADD:
+    case Ops::SUB:
+    case Ops::MUL:
+    case Ops::NEG:
+    case Ops::MAX:
+    case Ops::AND:
+    case Ops::OR:
+    case Ops::XOR:
+    case Ops::SHL:
+    case Ops::SHR:
+    case Ops::CMPLT:
+    case Ops::CMPNE:
+    case Ops::WHERE:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // The device each node computes on: the first BUFFER or DEVICE found below it, sources in order (COPY names
 // its target first). `topo` lists sources before users, so one pass fills it in.
 std::unordered_map<const UOp*, const UOp*> device_nodes(const std::vector<const UOp*>& topo) {
@@ -453,6 +490,39 @@ class Scheduler {
         if (auto it = done.find(key(u)); it != done.end()) become(sched, u->ptr(), it->second);
   }
 
+  // Whether `u` is a short elementwise computation of loaded values (at most kRecomputeOps cheap ops down to buffers,
+  // realized nodes and constants), cheaper to compute again for every copy an expand makes than to store and load:
+  // a quantized block's dequantization (nibbles, scale, offset: 8 ops) inside a matmul over several rows. Realized,
+  // it would also stay as a dense copy of the weight for as long as the model holds the expression.
+  // Many copies (more than kRecomputeCopies) only where the inputs are narrower than the result: realizing would
+  // write more bytes than every copy reads (4- and 8-bit weights against float32), while an RMSNorm's output read
+  // by every row of a matmul is computed once.
+  static constexpr int kRecomputeOps = 12;
+  static constexpr int64_t kRecomputeCopies = 16;
+  bool cheap_to_recompute(const UOp* u, int64_t copies) const {
+    std::vector<const UOp*> stack{u};
+    std::unordered_set<const UOp*> seen{u};
+    int ops = 0, widest_input = 0;
+    while (!stack.empty()) {
+      const UOp* x = stack.back();
+      stack.pop_back();
+      if (x != u && realize_.count(x)) {
+        widest_input = std::max(widest_input, x->dtype.itemsize());
+        continue;
+      }
+      if (x->op == Ops::VIEW) {
+        if (!x->src.empty() && seen.insert(x->src[0].get()).second) stack.push_back(x->src[0].get());
+        continue;
+      }
+      if (x->op == Ops::BUFFER) widest_input = std::max(widest_input, x->dtype.itemsize());
+      if (!is_base_compute(x)) continue;  // a buffer or a constant
+      if (!cheap_op(x->op) || ++ops > kRecomputeOps) return false;
+      for (auto& s : x->src)
+        if (seen.insert(s.get()).second) stack.push_back(s.get());
+    }
+    return copies <= kRecomputeCopies || widest_input < u->dtype.itemsize();
+  }
+
   void find_realize_points(const UOpPtr& sink) {
     std::unordered_map<const UOp*, int> reduce_users;  // distinct users of each REDUCE_AXIS
     for (const UOp* u : topo_)
@@ -484,12 +554,18 @@ class Scheduler {
           if (reduce_users[u] > 1) realize_.insert(u);  // never compute a reduce twice
           break;
         case Ops::VIEW: {
-          // A base read through an expanding view would be recomputed per copy: realize it.
+          // A base read through an expanding view would be recomputed per copy: realize it, unless it is a few
+          // cheap ops on loaded values (a quantized block's dequantization inside a matmul over several rows) and
+          // the copies are a known number. An expand by a symbolic size may make any number (attention's query,
+          // rotated, once per key); a pad only (cat's halves) reads each element once however large the view is.
           const UOp* b = u->src[0].get();
-          const sint seen = u->get<ShapeTracker>().size(), own = prod(b->shape);
-          // (symbolic sizes: larger for some value of the variables)
-          const bool expands = seen.is_int() && own.is_int() ? seen > own : !(seen == own) && (seen - own).vmax() > 0;
-          if (is_base_compute(b) && !from_constants.count(b) && expands)
+          const ShapeTracker& st = u->get<ShapeTracker>();
+          const sint seen = st.size(), own = prod(b->shape);
+          const bool concrete = seen.is_int() && own.is_int();
+          const bool expands =
+              concrete ? seen > own && reads_elements_again(st) : !(seen == own) && (seen - own).vmax() > 0;
+          if (is_base_compute(b) && !from_constants.count(b) && expands &&
+              !(concrete && cheap_to_recompute(b, int64_t(seen) / std::max<int64_t>(1, int64_t(own)))))
             realize_.insert(b);
           break;
         }

@@ -8,10 +8,15 @@
 namespace tg {
 namespace {
 
-// One dim while reshaping: size, stride and valid range.
-struct Dim {
-  int64_t size, stride, b, e;
+// One dim while reshaping: size, stride and valid range. The stride is an expression (S = sint) where a
+// symbolic view's concrete dims regroup: a dim of a tensor with a symbolic dim elsewhere has a stride over it.
+template <class S>
+struct DimT {
+  int64_t size;
+  S stride;
+  int64_t b, e;
 };
+using Dim = DimT<int64_t>;
 
 int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
 int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
@@ -20,37 +25,40 @@ int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
 // when the valid box is an interval of positions (single values outside, full ranges inside the first
 // dim with more than one valid value) and the index is affine on it (strides chain inside that dim).
 // Adds the constant part of the index to `offset`.
-std::optional<Dim> merge_dims(const std::vector<Dim>& d, int64_t& offset) {
+template <class S>
+std::optional<DimT<S>> merge_dims(const std::vector<DimT<S>>& d, S& offset) {
   if (d.size() == 1) return d[0];
   size_t n = d.size();
   std::vector<int64_t> after(n, 1);  // elements per step of dim i
   for (size_t i = n - 1; i-- > 0;) after[i] = after[i + 1] * d[i + 1].size;
   size_t k = 0;
   while (k < n && d[k].e - d[k].b == 1) k++;
-  int64_t base = 0, base_index = 0;  // linear position and index contributed by the single-valued dims
-  for (size_t i = 0; i < k; i++) base += d[i].b * after[i], base_index += d[i].b * d[i].stride;
+  int64_t base = 0;  // linear position and index contributed by the single-valued dims
+  S base_index = 0;
+  for (size_t i = 0; i < k; i++) base += d[i].b * after[i], base_index += d[i].stride * d[i].b;
   int64_t total = after[0] * d[0].size;
   if (k == n) {  // one valid element
     offset += base_index;
-    return Dim{total, 0, base, base + 1};
+    return DimT<S>{total, 0, base, base + 1};
   }
   for (size_t i = k + 1; i < n; i++)
     if (d[i].b != 0 || d[i].e != d[i].size) return std::nullopt;
   for (size_t i = k; i + 1 < n; i++)
-    if (d[i].stride != d[i + 1].stride * d[i + 1].size) return std::nullopt;
-  int64_t st = d[n - 1].stride;
+    if (!(d[i].stride == d[i + 1].stride * d[i + 1].size)) return std::nullopt;
+  S st = d[n - 1].stride;
   offset += base_index - st * base;
-  return Dim{total, st, base + d[k].b * after[k], base + d[k].e * after[k]};
+  return DimT<S>{total, st, base + d[k].b * after[k], base + d[k].e * after[k]};
 }
 
 // Split one dim into `sizes` (outer first, product == dim.size, all > 1). The index stays affine; the
 // valid interval must be a box in the new coordinates.
-std::optional<std::vector<Dim>> split_dim(const Dim& d, const Shape& sizes) {
+template <class S>
+std::optional<std::vector<DimT<S>>> split_dim(const DimT<S>& d, const Shape& sizes) {
   size_t n = sizes.size();
   std::vector<int64_t> after(n, 1);
   for (size_t i = n - 1; i-- > 0;) after[i] = after[i + 1] * sizes[i + 1];
-  std::vector<Dim> out(n);
-  for (size_t i = 0; i < n; i++) out[i] = Dim{sizes[i], d.stride * after[i], 0, sizes[i]};
+  std::vector<DimT<S>> out;
+  for (size_t i = 0; i < n; i++) out.push_back(DimT<S>{sizes[i], d.stride * after[i], 0, sizes[i]});
   if (d.b == 0 && d.e == d.size) return out;
   // Find the dim k that holds the partial range: inner dims full, outer dims fixed at one value.
   for (size_t k = n; k-- > 0;) {
@@ -87,13 +95,69 @@ std::optional<View> reshape_ones(const View& v, const Shape& new_shape) {
   return View::create(new_shape, st, v.offset, v.mask ? std::optional<Mask>(m) : std::nullopt);
 }
 
+// A symbolic view's reshape: each symbolic dim stays as it is (the same size, in the same order among the dims
+// larger than 1), and the concrete dims between them regroup as in a concrete reshape, their strides expressions.
+// (Splitting a THREAD chunk off the head dim of attention's values, whose key dim is start_pos + 1 long, needed
+// a second view, and the kernel's every load a division by start_pos + 1.)
+std::optional<View> reshape_symbolic(const View& v, const Shape& new_shape) {
+  if (auto r = reshape_ones(v, new_shape)) return r;
+  std::vector<size_t> olds, news;  // the dims larger than 1 (symbolic ones count as larger)
+  for (size_t i = 0; i < v.shape.size(); i++)
+    if (!(v.shape[i] == 1)) olds.push_back(i);
+  for (size_t j = 0; j < new_shape.size(); j++)
+    if (!(new_shape[j] == 1)) news.push_back(j);
+  Shape st(new_shape.size(), 0);
+  Mask m(new_shape.size(), {0, 1});
+  sint off = v.offset;
+  auto mask_of = [&](size_t i) { return v.mask ? (*v.mask)[i] : std::pair<sint, sint>{0, v.shape[i]}; };
+  size_t oi = 0, ni = 0;
+  while (oi < olds.size() || ni < news.size()) {
+    if (oi >= olds.size() || ni >= news.size()) return std::nullopt;
+    const size_t o = olds[oi], n = news[ni];
+    if (v.shape[o].is_symbolic() || new_shape[n].is_symbolic()) {  // passes through unchanged, or no single view
+      if (!(v.shape[o] == new_shape[n])) return std::nullopt;
+      st[n] = v.strides[o], m[n] = mask_of(o);
+      oi++, ni++;
+      continue;
+    }
+    std::vector<DimT<sint>> group;
+    Shape sizes;
+    std::vector<size_t> placed;
+    int64_t po = 1, pn = 1;
+    do {
+      if (po <= pn) {
+        if (oi >= olds.size() || v.shape[olds[oi]].is_symbolic()) return std::nullopt;
+        const size_t i = olds[oi++];
+        auto [b, e] = mask_of(i);
+        if (!b.is_int() || !e.is_int()) return std::nullopt;
+        group.push_back({int64_t(v.shape[i]), v.strides[i], int64_t(b), int64_t(e)});
+        po *= group.back().size;
+      } else {
+        if (ni >= news.size() || new_shape[news[ni]].is_symbolic()) return std::nullopt;
+        placed.push_back(news[ni]);
+        sizes.push_back(int64_t(new_shape[news[ni++]]));
+        pn *= sizes.back();
+      }
+    } while (po != pn || sizes.empty());
+    for (const auto& d : group)
+      if (d.b >= d.e) return std::nullopt;  // nothing valid: the stacked view says so
+    auto merged = merge_dims(group, off);
+    if (!merged) return std::nullopt;
+    auto split = split_dim(*merged, sizes);
+    if (!split) return std::nullopt;
+    for (size_t k = 0; k < placed.size(); k++)
+      st[placed[k]] = (*split)[k].stride, m[placed[k]] = {(*split)[k].b, (*split)[k].e};
+  }
+  return View::create(new_shape, st, off, v.mask ? std::optional<Mask>(m) : std::nullopt);
+}
+
 }  // namespace
 
 std::optional<View> View::reshape(const Shape& new_shape) const {
   if (shape == new_shape) return *this;
   if (contiguous) return create(new_shape);
-  // A symbolic view reshapes here only where size-1 dims come or go; otherwise the tracker stacks a view (exact).
-  if (symbolic() || is_symbolic(new_shape)) return reshape_ones(*this, new_shape);
+  // A symbolic view keeps its symbolic dims; otherwise the tracker stacks a view (exact).
+  if (symbolic() || is_symbolic(new_shape)) return reshape_symbolic(*this, new_shape);
   if (prod(shape) == 0) return create(new_shape);
   size_t n = shape.size();
   if (mask) {

@@ -95,6 +95,10 @@ UOpPtr minus_pos_zero(M m) { return is_const(m["c"], 0) && !neg_zero(m) ? m["x"]
 UOpPtr same_dtype_x(M m) { return m["u"]->dtype == xdt(m) ? m["x"] : nullptr; }
 UOpPtr where_const(M m) { return m["c"]->const_value() != 0 ? m["x"] : m["y"]; }
 UOpPtr where_bool_c(M m) { return m["u"]->dtype.is_bool() ? m["c"] : nullptr; }
+UOpPtr gated_load_const(M m) {  // the gate decided: a plain load, or the alternative
+  if (m["c"]->const_value() == 0) return m["y"];
+  return UOp::make(Ops::LOAD, m["u"]->dtype, {m["b"], m["i"]}, m["u"]->arg);
+}
 UOpPtr and_const(M m) {  // x & 0 -> 0, x & all-ones -> x
   if (!int_or_bool(xdt(m))) return nullptr;
   int64_t v = m["c"]->const_int_value();
@@ -164,6 +168,8 @@ std::vector<Rule> logic_rules() {
       {UPat::op(Ops::WHERE, {c, x, y}), fn(where_const)},
       {UPat::op(Ops::WHERE, {UPat::var("c"), x, x}), fn(x_)},
       {UPat::op(Ops::WHERE, {UPat::var("c"), UPat::cnst(1), UPat::cnst(0)}, "u"), fn(where_bool_c)},
+      // a gated LOAD whose gate is a constant (one side of a cat, unrolled)
+      {UPat::op(Ops::LOAD, {UPat::var("b"), UPat::var("i"), c, y}, "u"), fn(gated_load_const)},
       // AND / OR / XOR with constants and with themselves (ints and bools)
       {bin(Ops::AND, x, x), fn(x_)},
       {bin(Ops::OR, x, x), fn(x_)},

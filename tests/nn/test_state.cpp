@@ -485,6 +485,39 @@ std::vector<float> q6_k_reference(const uint8_t* b) {
 }  // namespace
 
 // Q4_K and Q6_K blocks of random bytes (finite scales) against the loops of ggml's dequantizers.
+TEST(StateGGUF, BlockWeightsMatchTheDequantizedTensors) {
+  // Q4_0, Q4_1 and Q8_0 matrices (whole blocks per row) are kept in their blocks too; a vector or a K-quant is not.
+  TempDir dir;
+  GGUFWriter w;
+  auto [q8, q8_values] = quantize_q8_0(ramp(3 * 64, 3));
+  w.tensor("q8", {64, 3}, 8, q8);
+  auto [q40, q40_values] = quantize_q4(ramp(2 * 96, 5), false);
+  w.tensor("q4_0", {96, 2}, 2, q40);
+  auto [q41, q41_values] = quantize_q4(ramp(4 * 32, 0.7f), true);
+  w.tensor("q4_1", {32, 4}, 3, q41);
+  auto [vec, vec_values] = quantize_q4(ramp(64, 1), false);
+  w.tensor("vector", {64}, 2, vec);
+  std::string path = dir.file("b.gguf");
+  write_file(path, w.finish());
+  GGUFFile g = gguf_load(path);
+  EXPECT_EQ(g.blocks.size(), 3u);
+  EXPECT_FALSE(g.blocks.count("vector"));
+  for (const char* name : {"q8", "q4_0", "q4_1"}) {
+    SCOPED_TRACE(name);
+    const tg::nn::BlockWeight& b = g.blocks.at(name);
+    const Tensor dense = g.tensors.at(name);
+    EXPECT_EQ(b.dense().shape(), dense.shape());
+    std::vector<float> want = dense.tolist<float>(), got = b.dense().tolist<float>();
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); i++) EXPECT_NEAR(got[i], want[i], 1e-6f) << i;
+    Tensor x = Tensor::arange(b.in_features()).reshape({1, b.in_features()}).cast(dtypes::float32) * 0.01f;
+    want = x.matmul(dense.transpose()).tolist<float>(), got = b.linear(x).tolist<float>();
+    for (size_t i = 0; i < got.size(); i++) EXPECT_NEAR(got[i], want[i], 1e-4f * (1 + std::fabs(want[i]))) << i;
+  }
+  EXPECT_EQ(g.blocks.at("q4_1").format(), "Q4_1");
+  EXPECT_EQ(g.blocks.at("q4_1").nbytes(), 4 * 20);  // the file's bytes: scale, offset, 16 bytes of quants a block
+}
+
 TEST(StateGGUF, KQuantsMatchGgmlsDequantizers) {
   std::mt19937 rng(7);
   auto blocks = [&](int n, int size, std::initializer_list<int> half_at) {

@@ -128,6 +128,26 @@ TEST(View, Reshape) {
   EXPECT_EQ(q1->mask, (Mask{{3, 6}}));
 }
 
+TEST(View, SymbolicReshapeRegroupsTheConcreteDims) {
+  // Attention's values over start_pos + 1 keys, (heads, hd, S) with strides over S: splitting hd for CPU threads
+  // stays one view (before, a second view made every index a division by start_pos + 1).
+  const sint S = sint::from_uop(var("start_pos", 100)) + 1;
+  View v = View::create({3, S, 64}).permute({0, 2, 1});  // (3, 64, S) strides (64 S, 1, 64)
+  auto split = v.reshape({3, 2, 32, S});
+  ASSERT_TRUE(split);
+  EXPECT_EQ(split->strides, (Shape{S * 64, 32, 1, 64}));
+  auto ones = v.reshape({1, 3, 64, 1, S});  // size-1 dims come and go
+  ASSERT_TRUE(ones);
+  EXPECT_EQ(ones->strides, (Shape{0, S * 64, 1, 0, 64}));
+  EXPECT_FALSE(v.reshape({192, S}).has_value());                    // (3, 64) strides (64 S, 1) do not chain
+  EXPECT_FALSE(v.reshape({3, S, 64}).has_value());                  // a symbolic dim must keep its place
+  View offset = View::create({3, S, 64}, Shape{S * 64, 64, 1}, 5);  // not contiguous (an offset): merges by strides
+  auto merged = offset.reshape({3, S, 2, 32});
+  ASSERT_TRUE(merged);
+  EXPECT_EQ(merged->strides, (Shape{S * 64, 64, 32, 1}));
+  EXPECT_EQ(merged->offset, 5);
+}
+
 TEST(View, Merge) {
   View inner = View::create({4, 6}).permute({1, 0});  // (6,4)
   // a contiguous outer view of the same shape is the inner view

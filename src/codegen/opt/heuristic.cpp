@@ -168,7 +168,9 @@ void Kernel::reduce_register_tile(const std::function<bool(const Opt&)>& try_opt
       // (On GPUs each accumulator is a thread fewer: only where a tile shares loads, see tile_shares_loads.)
       if (renderer_.has_local() && !tile_shares_loads(d)) continue;
       for (int64_t amt : {4, 3, 2}) {
-        if (full_shape_[size_t(d)] % amt != 0 || tile * amt > 8) continue;
+        // (8 accumulators in all: a multi-reduce kernel keeps one per reduce (SwiGLU's gate and up rows); 16 vector
+        // accumulators and their operands spill out of AVX-512's 32 registers)
+        if (full_shape_[size_t(d)] % amt != 0 || tile * amt * std::max(1, reduce_count_) > 8) continue;
         // fewest buffers that depend on the dim, then the smallest strides
         int n = 0;
         int64_t sum = 0;
@@ -218,7 +220,10 @@ void Kernel::reduce_register_tile(const std::function<bool(const Opt&)>& try_opt
     bool contiguous = false;
     for (size_t i = 1; i < sts_.size(); i++) contiguous |= is_load_[i] && stride_of(i, rd) == 1;
     bool vectored = false;
-    if (vector_dim() < 0 && contiguous && dtype_of_output.is_float() && dtype_of_output.itemsize() >= 4) {
+    // (On CPUs also below a tile of rows no load is contiguous along: a matrix-vector product's.)
+    const int vd = vector_dim();
+    const bool free_lanes = vd < 0 || (!renderer_.has_local() && !some_load_contiguous_along(vd));
+    if (free_lanes && contiguous && dtype_of_output.is_float() && dtype_of_output.itemsize() >= 4) {
       for (int w : {16, 8, 4}) {
         if (w > vw || s % w != 0) continue;
         if ((vectored = try_opt({OptOps::UNROLL, nred - 1, w}))) break;
@@ -228,7 +233,22 @@ void Kernel::reduce_register_tile(const std::function<bool(const Opt&)>& try_opt
       if (s <= 8 && tile * s <= 64) try_opt({OptOps::UNROLL, nred - 1, 0});
       else if (s % 4 == 0 && tile * 4 <= 64) try_opt({OptOps::UNROLL, nred - 1, 4});
     }
+    // The halves of a cat along a short reduce dim (a 4-bit block's low and high nibbles): unrolled whole, each
+    // copy reads its own side with no select per element.
+    if (vectored)
+      for (int d = first_upcast() - 1; d >= first_reduce(); d--)
+        if (full_shape_[size_t(d)] <= 4 && masks_along(d) && try_opt({OptOps::UNROLL, d - first_reduce(), 0})) break;
   }
+}
+
+// Whether some load's view is masked along dim d (a pad, or one side of a cat).
+bool Kernel::masks_along(int d) const {
+  for (size_t i = 1; i < sts_.size(); i++) {
+    if (!is_load_[i] || !sts_[i].views.back().mask) continue;
+    const auto& [b, e] = (*sts_[i].views.back().mask)[size_t(d)];
+    if (!(b == 0) || !(e == full_shape_[size_t(d)])) return true;
+  }
+  return false;
 }
 
 // hand_coded_optimizations' step 4 (CPUs).

@@ -184,4 +184,19 @@ Tensor ggml_tensor(const uint8_t* data, uint32_t id, const Shape& shape, std::sh
   return dequantize().reshape(shape);
 }
 
+std::optional<BlockWeight> ggml_block_weight(const uint8_t* data, uint32_t id, const Shape& shape,
+                                             std::shared_ptr<const void> owner, const std::string& device) {
+  if ((id != Q4_0 && id != Q4_1 && id != Q8_0) || shape.size() != 2) return std::nullopt;
+  const int64_t out = int64_t(shape[0]), in = int64_t(shape[1]);
+  if (out <= 0 || in <= 0 || in % 32 != 0) return std::nullopt;
+  const int64_t nb = in / 32, blocks = out * nb, bytes = ggml_type(id)->block_bytes;
+  const auto b = block_views(data, blocks, bytes, id == Q8_0 ? dtypes::int8 : dtypes::uint8, owner, device);
+  auto half_at = [&](int64_t i) { return b.halves.shrink({{0, blocks}, {i, i + 1}}).reshape({out, nb}); };
+  auto quants = [&](int64_t from) {
+    return b.bytes.shrink({{0, blocks}, {from, bytes}}).reshape({out, nb, bytes - from});
+  };
+  if (id == Q4_1) return BlockWeight("Q4_1", half_at(0), half_at(1), quants(4));
+  return BlockWeight(id == Q4_0 ? "Q4_0" : "Q8_0", half_at(0), std::nullopt, quants(2));
+}
+
 }  // namespace tg::nn::state

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "tg/block_weight.h"
 #include "tg/tensor.h"
 
 namespace tg::nn::state {
@@ -23,5 +24,10 @@ std::string ggml_type_name(uint32_t id);
 // bytes checked to be in the file). Plain types are views of the file; quantized ones become float32.
 Tensor ggml_tensor(const uint8_t* data, uint32_t id, const Shape& shape, std::shared_ptr<const void> owner,
                    const std::string& device);
+
+// The same tensor kept in its blocks (Q4_0, Q4_1, Q8_0 matrices whose rows are whole blocks), views of the file
+// moved to `device` lazily; nullopt for other types and shapes.
+std::optional<BlockWeight> ggml_block_weight(const uint8_t* data, uint32_t id, const Shape& shape,
+                                             std::shared_ptr<const void> owner, const std::string& device);
 
 }  // namespace tg::nn::state

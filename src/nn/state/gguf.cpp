@@ -188,6 +188,8 @@ GGUFFile gguf_load_bytes(const std::shared_ptr<const FileBytes>& f, const std::s
       r.fail("tensor '" + t.name + "': " + std::to_string(t.nbytes) + " bytes at data offset " +
              std::to_string(t.offset) + " run past the end of the file (" + std::to_string(f->size) + " bytes)");
     out.tensors.insert_or_assign(t.name, ggml_tensor(f->data + begin, t.type, t.shape, f->owner, dev));
+    if (auto b = ggml_block_weight(f->data + begin, t.type, t.shape, f->owner, dev))
+      out.blocks.insert_or_assign(t.name, std::move(*b));
   }
   return out;
 }

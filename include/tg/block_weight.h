@@ -1,0 +1,52 @@
+#pragma once
+// A weight matrix kept in llama.cpp's quantized blocks (GGUF Q4_0, Q4_1, Q8_0): 32 consecutive weights of a row
+// share a float16 scale (and, for Q4_1, an offset); each weight is a 4- or 8-bit integer. The blocks are
+// dequantized inside the kernel that uses them (a matmul reads 4.5-8.5 bits per weight, not 16 or 32), and the
+// dense float32 matrix is a lazy expression that is computed only if something reads it.
+//
+//   auto f = tg::nn::state::gguf_load("model.gguf", "CPU");
+//   const tg::nn::BlockWeight& w = f.blocks.at("blk.0.ffn_up.weight");
+//   tg::Tensor y = w.linear(x);  // x @ dense.T, (..., in) -> (..., out) in x's dtype
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tg/tensor.h"
+
+namespace tg::nn {
+
+class BlockWeight {
+ public:
+  // scale (out, n_blocks) float16; offset likewise (Q4_1 only); quants (out, n_blocks, 16) uint8 holding two 4-bit
+  // weights a byte (Q4_0, Q4_1: the low nibbles are weights 0..15 of the block, the high ones 16..31) or
+  // (out, n_blocks, 32) int8 (Q8_0). Throws tg::Error when the parts do not fit together.
+  BlockWeight(std::string format, Tensor scale, std::optional<Tensor> offset, Tensor quants);
+
+  const std::string& format() const { return format_; }  // "Q4_0", "Q4_1", "Q8_0"
+  int64_t out_features() const { return out_; }
+  int64_t in_features() const { return in_; }
+  // x (..., in) @ dense().T: the weights dequantized in the kernel, products summed in float32, the result cast to
+  // x's dtype.
+  Tensor linear(const Tensor& x) const;
+  // (out, in) float32: the same values as a lazy expression (llama.cpp's dequantize_row_*).
+  const Tensor& dense() const { return dense_; }
+  // The parts moved to `device` and made contiguous (not yet realized; see parts()).
+  BlockWeight to(const std::string& device) const;
+  std::vector<Tensor> parts() const;  // scale, offset (if any), quants: what to realize
+  // Whether `weight` is still this block weight's dense() (a layer whose weight was replaced uses the new one).
+  bool serves(const Tensor& weight) const { return weight.uop() == dense_.uop(); }
+  // Bytes of the parts (what a matmul over the whole matrix reads).
+  int64_t nbytes() const;
+
+ private:
+  std::string format_;
+  Tensor scale_;
+  std::optional<Tensor> offset_;
+  Tensor quants_;
+  int64_t out_ = 0, in_ = 0;
+  Tensor blocks_;  // (out, n_blocks, 2, 16) for 4-bit formats, (out, n_blocks, 32) for Q8_0: float32 weights
+  Tensor dense_;
+};
+
+}  // namespace tg::nn

@@ -1,0 +1,96 @@
+// Weights in llama.cpp's quantized blocks, dequantized where they are used: include/tg/block_weight.h.
+#include "tg/block_weight.h"
+
+#include "tg/error.h"
+
+namespace tg::nn {
+namespace {
+
+std::string shape_str(const Tensor& t) {
+  std::string s = "(";
+  for (size_t i = 0; i < t.shape().size(); i++) s += (i ? ", " : "") + t.shape()[i].str();
+  return s + ")";
+}
+
+// The rows of a checked set of parts (a tg::Error naming what was expected otherwise).
+int64_t check_parts(const std::string& format, const Tensor& scale, const std::optional<Tensor>& offset,
+                    const Tensor& quants) {
+  const bool four_bit = format == "Q4_0" || format == "Q4_1";
+  if (!four_bit && format != "Q8_0") throw Error("BlockWeight: format " + format + " is not one of Q4_0, Q4_1, Q8_0");
+  const int64_t bytes = four_bit ? 16 : 32;
+  const DType qdt = four_bit ? dtypes::uint8 : dtypes::int8;
+  auto fits = [&](const Tensor& t, DType dt, const Shape& s) { return t.dtype() == dt && t.shape() == s; };
+  const bool sized = scale.ndim() == 2 && scale.shape()[0].is_int() && scale.shape()[1].is_int();
+  const int64_t out = sized ? int64_t(scale.shape()[0]) : 0, nb = sized ? int64_t(scale.shape()[1]) : 0;
+  if (!sized || !fits(scale, dtypes::float16, {out, nb}) || !fits(quants, qdt, {out, nb, bytes}) ||
+      (format == "Q4_1") != offset.has_value() || (offset && !fits(*offset, dtypes::float16, {out, nb})))
+    throw Error("BlockWeight " + format + ": expected scale (out, n_blocks) float16" +
+                std::string(format == "Q4_1" ? ", offset (out, n_blocks) float16" : "") +
+                " and quants (out, n_blocks, " + std::to_string(bytes) + ") " + qdt.name() + "; got scale " +
+                shape_str(scale) + " " + scale.dtype().name() +
+                (offset ? ", offset " + shape_str(*offset) : std::string()) + ", quants " + shape_str(quants) + " " +
+                quants.dtype().name());
+  return out;
+}
+
+// The float32 weights as blocks: (out, n_blocks, 32) for Q8_0; (out, n_blocks, 2, 16) for the 4-bit formats, whose
+// low nibbles are a block's weights 0..15 and the high ones 16..31.
+Tensor block_values(const std::string& format, const Tensor& scale, const std::optional<Tensor>& offset,
+                    const Tensor& quants) {
+  const int64_t out = int64_t(scale.shape()[0]), nb = int64_t(scale.shape()[1]);
+  if (format == "Q8_0") return scale.reshape({out, nb, 1}).cast(dtypes::float32) * quants.cast(dtypes::float32);
+  Tensor q = quants.reshape({out, nb, 1, 16});
+  Tensor values = Tensor::cat({q.bitwise_and(15), q.rshift(4)}, 2).cast(dtypes::float32);
+  Tensor d = scale.reshape({out, nb, 1, 1}).cast(dtypes::float32);
+  if (format == "Q4_0") return d * (values - 8.0f);
+  return d * values + offset->reshape({out, nb, 1, 1}).cast(dtypes::float32);
+}
+
+}  // namespace
+
+BlockWeight::BlockWeight(std::string format, Tensor scale, std::optional<Tensor> offset, Tensor quants)
+    : format_(std::move(format)),
+      scale_(std::move(scale)),
+      offset_(std::move(offset)),
+      quants_(std::move(quants)),
+      out_(check_parts(format_, scale_, offset_, quants_)),
+      in_(int64_t(scale_.shape()[1]) * 32),
+      blocks_(block_values(format_, scale_, offset_, quants_)),
+      dense_(blocks_.reshape({out_, in_})) {}
+
+Tensor BlockWeight::linear(const Tensor& x) const {
+  if (x.ndim() < 1 || !(x.shape().back() == in_))
+    throw Error("BlockWeight::linear: x " + shape_str(x) + " must end in the " + std::to_string(in_) +
+                " input features of this " + std::to_string(out_) + "x" + std::to_string(in_) + " " + format_ +
+                " weight");
+  // (..., in) -> (..., 1, n_blocks, <block dims>) against (out, n_blocks, <block dims>), summed over the blocks:
+  // each block's loads and nibble arithmetic stay inside the matmul's kernel.
+  const Shape x_shape = x.shape();
+  Shape xs(x_shape.begin(), x_shape.end() - 1);
+  xs.push_back(1);
+  for (size_t d = 1; d < blocks_.shape().size(); d++) xs.push_back(blocks_.shape()[d]);
+  std::vector<int64_t> axes;
+  for (int64_t d = 1; d < int64_t(blocks_.ndim()); d++) axes.push_back(-d);
+  return (x.reshape(xs).cast(dtypes::float32) * blocks_).sum(axes).cast(x.dtype());
+}
+
+BlockWeight BlockWeight::to(const std::string& device) const {
+  std::optional<Tensor> offset;
+  if (offset_) offset = offset_->to(device).contiguous();
+  return BlockWeight(format_, scale_.to(device).contiguous(), offset, quants_.to(device).contiguous());
+}
+
+std::vector<Tensor> BlockWeight::parts() const {
+  std::vector<Tensor> p{scale_};
+  if (offset_) p.push_back(*offset_);
+  p.push_back(quants_);
+  return p;
+}
+
+int64_t BlockWeight::nbytes() const {
+  int64_t n = 0;
+  for (const Tensor& t : parts()) n += int64_t(t.numel()) * t.dtype().itemsize();
+  return n;
+}
+
+}  // namespace tg::nn

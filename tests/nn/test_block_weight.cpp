@@ -1,0 +1,176 @@
+// Weights kept in llama.cpp's quantized blocks (include/tg/block_weight.h): linear() and dense() against loops over
+// the raw parts (ggml's dequantize_row_q4_0 / q4_1 / q8_0), in decode (one row) and prefill (several rows) shapes;
+// part checks; a Linear that stops using its blocks when its weight is replaced. In the op suite, so it also runs
+// on INTERP (EMULATE=CUDA), CUDA and with CC=gcc.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "../common/expect_error.h"
+#include "tg/block_weight.h"
+#include "tg/nn.h"
+#include "tg/tg.h"
+
+using tg::Shape;
+using tg::Tensor;
+namespace dtypes = tg::dtypes;
+
+namespace {
+
+float half_bits_to_float(uint16_t h) {
+  uint32_t sign = uint32_t(h & 0x8000) << 16, exp = (h >> 10) & 0x1F, mant = h & 0x3FF;
+  if (exp == 0) return (sign ? -1.0f : 1.0f) * std::ldexp(float(mant), -24);
+  uint32_t x = exp == 31 ? sign | 0x7F800000 | (mant << 13) : sign | ((exp + 112) << 23) | (mant << 13);
+  float f;
+  std::memcpy(&f, &x, 4);
+  return f;
+}
+
+// Random parts of an out x in matrix and the weights they decode to, row-major.
+struct Parts {
+  std::string format;
+  int64_t out, in;
+  std::vector<uint16_t> scale, offset;
+  std::vector<uint8_t> quants;
+  std::vector<float> dense;
+
+  Parts(std::string f, int64_t o, int64_t i, uint32_t seed) : format(std::move(f)), out(o), in(i) {
+    std::mt19937 rng(seed);
+    const int64_t nb = in / 32, bytes = format == "Q8_0" ? 32 : 16;
+    // scales of either sign around 0.01-0.1 (float16 bits of a float drawn here, decoded back exactly)
+    std::uniform_int_distribution<int> exp(8, 11), mant(0, 1023), bit(0, 1), byte(0, 255);
+    auto half = [&] { return uint16_t((bit(rng) << 15) | (exp(rng) << 10) | mant(rng)); };
+    for (int64_t k = 0; k < out * nb; k++) scale.push_back(half());
+    if (format == "Q4_1")
+      for (int64_t k = 0; k < out * nb; k++) offset.push_back(half());
+    for (int64_t k = 0; k < out * nb * bytes; k++) quants.push_back(uint8_t(byte(rng)));
+    for (int64_t r = 0; r < out; r++)
+      for (int64_t b = 0; b < nb; b++) {
+        const int64_t blk = r * nb + b;
+        const float d = half_bits_to_float(scale[size_t(blk)]);
+        for (int64_t j = 0; j < 32; j++) {
+          const uint8_t* q = &quants[size_t(blk * bytes)];
+          float v;
+          if (format == "Q8_0")
+            v = d * float(int8_t(q[j]));
+          else {
+            const int nib = j < 16 ? q[j] & 15 : q[j - 16] >> 4;
+            v = format == "Q4_0" ? d * float(nib - 8) : d * float(nib) + half_bits_to_float(offset[size_t(blk)]);
+          }
+          dense.push_back(v);
+        }
+      }
+  }
+  tg::nn::BlockWeight weight() const {
+    const int64_t nb = in / 32;
+    auto halves = [&](const std::vector<uint16_t>& v) {
+      return Tensor(std::vector<uint16_t>(v), {out, nb}).bitcast(dtypes::float16).contiguous().realize();
+    };
+    std::optional<Tensor> off;
+    if (format == "Q4_1") off = halves(offset);
+    Tensor q = format == "Q8_0" ? Tensor(quants, {out, nb, 32}).bitcast(dtypes::int8) : Tensor(quants, {out, nb, 16});
+    q = q.contiguous().realize();
+    return tg::nn::BlockWeight(format, halves(scale), off, q);
+  }
+};
+
+// x (rows, in) @ dense.T in double.
+std::vector<double> reference(const std::vector<float>& x, int64_t rows, const Parts& p) {
+  std::vector<double> y(size_t(rows * p.out));
+  for (int64_t t = 0; t < rows; t++)
+    for (int64_t n = 0; n < p.out; n++) {
+      double s = 0;
+      for (int64_t k = 0; k < p.in; k++) s += double(x[size_t(t * p.in + k)]) * p.dense[size_t(n * p.in + k)];
+      y[size_t(t * p.out + n)] = s;
+    }
+  return y;
+}
+
+std::vector<float> random_x(int64_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1, 1);
+  std::vector<float> x;
+  for (int64_t i = 0; i < n; i++) x.push_back(u(rng));
+  return x;
+}
+
+}  // namespace
+
+TEST(BlockWeight, LinearAndDenseMatchTheDequantizedLoops) {
+  for (const char* format : {"Q4_0", "Q4_1", "Q8_0"}) {
+    for (auto [out, in] : {std::pair<int64_t, int64_t>{48, 64}, {33, 96}, {1, 32}}) {
+      SCOPED_TRACE(std::string(format) + " " + std::to_string(out) + "x" + std::to_string(in));
+      const Parts p(format, out, in, uint32_t(out * 7 + in));
+      const tg::nn::BlockWeight w = p.weight();
+      EXPECT_EQ(w.out_features(), out);
+      EXPECT_EQ(w.in_features(), in);
+      EXPECT_EQ(w.dense().tolist<float>(), p.dense);  // exact: one product and one sum of float16 values per weight
+      for (int64_t rows : {1, 5}) {                   // a decode step's one row, a short prompt's several
+        const std::vector<float> x = random_x(rows * in, uint32_t(rows));
+        const std::vector<double> want = reference(x, rows, p);
+        const Shape shape = rows == 1 ? Shape{1, 1, in} : Shape{rows, in};
+        std::vector<float> got = w.linear(Tensor(x, shape)).tolist<float>();
+        ASSERT_EQ(got.size(), want.size());
+        for (size_t i = 0; i < got.size(); i++) EXPECT_NEAR(got[i], want[i], 1e-4 * (1 + std::fabs(want[i]))) << i;
+        // float16 activations: the result comes back in float16
+        Tensor y16 = w.linear(Tensor(x, shape).cast(dtypes::float16));
+        EXPECT_EQ(y16.dtype(), dtypes::float16);
+        got = y16.cast(dtypes::float32).tolist<float>();
+        for (size_t i = 0; i < got.size(); i++) EXPECT_NEAR(got[i], want[i], 2e-2 * (1 + std::fabs(want[i]))) << i;
+      }
+    }
+  }
+}
+
+TEST(BlockWeight, PartsThatDoNotFitNameWhatWasExpected) {
+  const Tensor scale = Tensor::zeros({4, 2}, {.dtype = dtypes::float16});
+  const Tensor q4 = Tensor::zeros({4, 2, 16}, {.dtype = dtypes::uint8});
+  tgtest::expect_error([&] { tg::nn::BlockWeight("Q5_0", scale, std::nullopt, q4); }, "not one of Q4_0, Q4_1, Q8_0");
+  tgtest::expect_error([&] { tg::nn::BlockWeight("Q4_1", scale, std::nullopt, q4); }, "offset (out, n_blocks)");
+  tgtest::expect_error([&] { tg::nn::BlockWeight("Q8_0", scale, std::nullopt, q4); },
+                       "quants (out, n_blocks, 32) signed char");
+  tgtest::expect_error([&] { tg::nn::BlockWeight("Q4_0", scale.cast(dtypes::float32), std::nullopt, q4); },
+                       "scale (4, 2) float");
+  tgtest::expect_error(
+      [&] {
+        tg::nn::BlockWeight("Q4_0", scale, std::nullopt, q4.reshape({4, 32}));
+      },
+      "quants (4, 32)");
+  const tg::nn::BlockWeight w("Q4_0", scale, std::nullopt, q4);
+  tgtest::expect_error([&] { w.linear(Tensor::zeros({3, 63})); }, "must end in the 64 input features");
+  tg::nn::Linear small(32, 4, false);
+  tgtest::expect_error([&] { small.use_blocks(w); }, "Linear::use_blocks: a 4x64 Q4_0 weight for a layer of 32 inputs");
+}
+
+TEST(BlockWeight, LinearUsesTheBlocksUntilItsWeightIsReplaced) {
+  const Parts p("Q4_1", 8, 64, 3);
+  tg::nn::Linear layer(64, 8, /*bias=*/false);
+  layer.use_blocks(p.weight());
+  ASSERT_TRUE(layer.blocks);
+  EXPECT_TRUE(layer.blocks->serves(layer.weight));
+  const std::vector<float> x = random_x(64, 9);
+  const std::vector<double> want = reference(x, 1, p);
+  std::vector<float> got = layer(Tensor(x, {1, 64})).tolist<float>();
+  for (size_t i = 0; i < got.size(); i++) EXPECT_NEAR(got[i], want[i], 1e-4 * (1 + std::fabs(want[i])));
+  // A new weight (a state dict loaded over it, say) is what the layer multiplies by from then on.
+  layer.weight = Tensor::ones({8, 64});
+  EXPECT_FALSE(layer.blocks->serves(layer.weight));
+  double sum = 0;
+  for (float v : x) sum += v;
+  got = layer(Tensor(x, {1, 64})).tolist<float>();
+  for (float v : got) EXPECT_NEAR(v, sum, 1e-4);
+}
+
+TEST(BlockWeight, SeveralRowsDequantizeInsideTheMatmul) {
+  // The blocks are read by every row of x (an expand by 5): still one kernel, no dense float32 copy of the weight
+  // (which the realized table would then keep for as long as the weight lives).
+  const Parts p("Q4_0", 64, 128, 5);
+  const tg::nn::BlockWeight w = p.weight();
+  Tensor x = Tensor(random_x(5 * 128, 1), {5, 128}).realize();
+  const int64_t before = tg::GlobalCounters::kernel_count;
+  w.linear(x).realize();
+  EXPECT_EQ(tg::GlobalCounters::kernel_count - before, 1);
+}
