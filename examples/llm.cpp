@@ -6,8 +6,9 @@
 // Streams the tokens as they come, then prints the time to the first token and the decode speed. --prompt is
 // completed as given (with a BOS token first when the model asks for one); --chat wraps it in the model's chat
 // template (ChatML and Llama 3's are understood); --temperature 0 (the default) is greedy. DEV picks the device.
-// --dtype float16 keeps the dequantized weights (and the activations) in half precision: half the bytes a step
-// reads (1.4x the decode speed of float32 on the 2-core box). --ids also prints the prompt's and the generated token
+// Q4_0, Q4_1 and Q8_0 matrices stay in their blocks, dequantized inside the matmuls (tg/block_weight.h);
+// --dequantize dequantizes every weight at load instead. --dtype float16 computes the activations (and keeps
+// dequantized weights) in half precision. --ids also prints the prompt's and the generated token
 // ids and the first position's 5 largest logits (scripts/llm-vs-llamacpp.py compares them with llama.cpp's).
 #include <tg/llama.h>
 #include <tg/tg.h>
