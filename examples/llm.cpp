@@ -6,8 +6,8 @@
 // Streams the tokens as they come, then prints the time to the first token and the decode speed. --prompt is
 // completed as given (with a BOS token first when the model asks for one); --chat wraps it in the model's chat
 // template (ChatML and Llama 3's are understood); --temperature 0 (the default) is greedy. DEV picks the device.
-// Q4_0, Q4_1 and Q8_0 matrices stay in their blocks, dequantized inside the matmuls (tg/block_weight.h);
-// --dequantize dequantizes every weight at load instead. --dtype float16 computes the activations (and keeps
+// On the CPU, Q4_0, Q4_1 and Q8_0 matrices stay in their blocks, dequantized inside the matmuls
+// (tg/block_weight.h); --dequantize dequantizes every weight at load instead (the default on GPUs). --dtype float16 computes the activations (and keeps
 // dequantized weights) in half precision. --ids also prints the prompt's and the generated token
 // ids and the first position's 5 largest logits (scripts/llm-vs-llamacpp.py compares them with llama.cpp's).
 #include <tg/llama.h>
@@ -109,7 +109,7 @@ int main(int argc, char** argv) {
     const tg::nn::state::GGUFFile file = tg::nn::state::gguf_load(args.model);
     const tg::nn::Tokenizer tok = tg::nn::Tokenizer::from_gguf(file);
     tg::nn::Llama model = tg::nn::Llama::from_gguf(args.model, "", args.max_context, tg::dtypes::from_name(args.dtype),
-                                                   /*keep_blocks=*/!args.dequantize);
+                                                   args.dequantize ? std::optional<bool>(false) : std::nullopt);
     std::fprintf(stderr, "loaded %lld layers, dim %lld, vocab %lld in %.2f s\n",
                  static_cast<long long>(model.config.n_layers), static_cast<long long>(model.config.dim),
                  static_cast<long long>(model.config.vocab_size), seconds_since(t_load));

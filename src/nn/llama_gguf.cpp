@@ -23,8 +23,9 @@ Tensor take(std::map<std::string, Tensor>& tensors, const std::string& name, con
 }  // namespace
 
 Llama Llama::from_gguf(const std::string& path, const std::string& device_name, int64_t max_context, DType dtype,
-                       bool keep_blocks) {
+                       std::optional<bool> keep_blocks_opt) {
   const std::string device = device_name.empty() ? default_device() : device_name;
+  const bool keep_blocks = keep_blocks_opt.value_or(device.rfind("CPU", 0) == 0);
   state::GGUFFile f = state::gguf_load(path, device);
   Llama m(LlamaConfig::from_gguf(f, max_context), device);
   m.dtype = dtype;
