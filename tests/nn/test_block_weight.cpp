@@ -13,6 +13,7 @@
 #include "tg/block_weight.h"
 #include "tg/nn.h"
 #include "tg/tg.h"
+#include "../common/float16_bits.h"
 
 using tg::Shape;
 using tg::Tensor;
@@ -20,14 +21,6 @@ namespace dtypes = tg::dtypes;
 
 namespace {
 
-float half_bits_to_float(uint16_t h) {
-  uint32_t sign = uint32_t(h & 0x8000) << 16, exp = (h >> 10) & 0x1F, mant = h & 0x3FF;
-  if (exp == 0) return (sign ? -1.0f : 1.0f) * std::ldexp(float(mant), -24);
-  uint32_t x = exp == 31 ? sign | 0x7F800000 | (mant << 13) : sign | ((exp + 112) << 23) | (mant << 13);
-  float f;
-  std::memcpy(&f, &x, 4);
-  return f;
-}
 
 // Random parts of an out x in matrix and the weights they decode to, row-major.
 struct Parts {
@@ -50,7 +43,7 @@ struct Parts {
     for (int64_t r = 0; r < out; r++)
       for (int64_t b = 0; b < nb; b++) {
         const int64_t blk = r * nb + b;
-        const float d = half_bits_to_float(scale[size_t(blk)]);
+        const float d = tgtest::float16_bits_to_float(scale[size_t(blk)]);
         for (int64_t j = 0; j < 32; j++) {
           const uint8_t* q = &quants[size_t(blk * bytes)];
           float v;
@@ -58,7 +51,7 @@ struct Parts {
             v = d * float(int8_t(q[j]));
           else {
             const int nib = j < 16 ? q[j] & 15 : q[j - 16] >> 4;
-            v = format == "Q4_0" ? d * float(nib - 8) : d * float(nib) + half_bits_to_float(offset[size_t(blk)]);
+            v = format == "Q4_0" ? d * float(nib - 8) : d * float(nib) + tgtest::float16_bits_to_float(offset[size_t(blk)]);
           }
           dense.push_back(v);
         }

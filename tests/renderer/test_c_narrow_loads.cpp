@@ -8,22 +8,10 @@
 #include <vector>
 
 #include "tg/tg.h"
+#include "../common/float16_bits.h"
 
 using tg::Tensor;
 namespace dtypes = tg::dtypes;
-
-namespace {
-
-float half_bits_to_float(uint16_t h) {
-  uint32_t sign = uint32_t(h & 0x8000) << 16, exp = (h >> 10) & 0x1F, mant = h & 0x3FF;
-  if (exp == 0) return (sign ? -1.0f : 1.0f) * std::ldexp(float(mant), -24);
-  uint32_t x = exp == 31 ? sign | 0x7F800000 | (mant << 13) : sign | ((exp + 112) << 23) | (mant << 13);
-  float f;
-  std::memcpy(&f, &x, 4);
-  return f;
-}
-
-}  // namespace
 
 TEST(TensorNarrowLoads, EveryFloat16ConvertsExactly) {
   std::vector<uint16_t> bits(1 << 16);
@@ -33,7 +21,7 @@ TEST(TensorNarrowLoads, EveryFloat16ConvertsExactly) {
   std::vector<float> got = (h.cast(dtypes::float32) * 1.0f).tolist<float>();
   ASSERT_EQ(got.size(), bits.size());
   for (size_t i = 0; i < bits.size(); i++) {
-    const float want = half_bits_to_float(bits[i]);
+    const float want = tgtest::float16_bits_to_float(bits[i]);
     if (std::isnan(want))
       EXPECT_TRUE(std::isnan(got[i])) << std::hex << i;
     else
@@ -72,7 +60,7 @@ TEST(TensorNarrowLoads, Float16MatrixVectorProduct) {
   ASSERT_EQ(got.size(), size_t(n));
   for (int64_t r = 0; r < n; r++) {
     double want = 0;
-    for (int64_t i = 0; i < k; i++) want += double(x[size_t(i)]) * half_bits_to_float(w[size_t(r * k + i)]);
+    for (int64_t i = 0; i < k; i++) want += double(x[size_t(i)]) * tgtest::float16_bits_to_float(w[size_t(r * k + i)]);
     if (std::isnan(want))
       EXPECT_TRUE(std::isnan(got[size_t(r)])) << r;
     else if (std::isinf(want))
