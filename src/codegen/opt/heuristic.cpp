@@ -59,16 +59,20 @@ void Kernel::group_gpu_reduce(const std::function<bool(const Opt&)>& try_opt) {
   // register tiles instead. A matrix-vector product (one input moves along no output dim: x of x @ W.T) is a
   // row reduce: a warp per output reads its row of W in 16-byte pieces (an H100 ran LLM-decode-shaped
   // 4096x4096 fp16 products with two blocks of 256 threads, each reading rows 4096 apart, before).
-  bool broadcast_output = false;
-  for (int d = 0; d < first_reduce(); d++) broadcast_output |= is_expanded_in_some_load(d);
-  int moving_loads = 0;  // loads that depend on some output dim
+  // (Matmul-like: some input broadcast along one output dim moves along another, as A along N and M. The scale, offset
+  // and quants of a quantized W all move along the same dim, and x along none: still a matrix-vector product.)
+  bool matmul_like = false;
   for (size_t i = 1; i < sts_.size(); i++) {
     if (!is_load_[i]) continue;
-    bool moves = false;
-    for (int d = 0; d < first_reduce(); d++) moves |= full_shape_[size_t(d)] > 1 && stride_of(i, d) != 0;
-    moving_loads += moves;
+    bool moves = false, broadcast = false;
+    for (int d = 0; d < first_reduce(); d++) {
+      if (full_shape_[size_t(d)] == 1) continue;
+      (stride_of(i, d) != 0 ? moves : broadcast) = true;
+    }
+    matmul_like |= moves && broadcast;
   }
-  const bool matmul_like = broadcast_output && moving_loads >= 2;
+  int64_t reduce_total = 1;  // elements each output sums
+  for (int d = first_reduce(); d < first_upcast(); d++) reduce_total *= full_shape_[size_t(d)];
   if (reduce_count_ > 1 && contiguous && first_upcast() - first_reduce() == 1 && resident_rows(try_opt, rsize, itemsize))
     return;
   if (contiguous && rsize >= 256 && (outputs <= 2048 || !matmul_like)) {
@@ -83,6 +87,11 @@ void Kernel::group_gpu_reduce(const std::function<bool(const Opt&)>& try_opt) {
       if (left % amt == 0 && try_opt({OptOps::GROUP, last, int(amt)})) return;
     return;
   }
+  // A matrix-vector product over quantized blocks ((out, n_blocks, 32): a short contiguous reduce dim inside a long
+  // reduce): a warp per output takes the elements of a block, a lane each, and loops over the blocks.
+  if (!matmul_like && contiguous && rsize < 256 && reduce_total >= 256)
+    for (int64_t amt : {32, 16})
+      if (rsize % amt == 0 && try_opt({OptOps::GROUP, last, int(amt)})) return;
   // Few outputs along a strided reduce dim: threads of a workgroup still share the reduce.
   if (outputs <= 2048 && rsize >= 256)
     for (int amt : {256, 128, 64, 32, 16})
