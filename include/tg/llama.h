@@ -71,7 +71,8 @@ class Llama {
 
   explicit Llama(const LlamaConfig& c, const std::string& device = "");
   // tokens (batch, T) of an integer dtype, the first at position start_pos (an int, or a bound variable for one
-  // compiled step at every position): the logits of the last position, (batch, vocab), float32.
+  // compiled step at every position): the logits of the last position, (batch, vocab), float32. More than one token
+  // is read on the host (an id outside the vocabulary is a tg::Error) and embedded row by row.
   Tensor forward(const Tensor& tokens, const sint& start_pos);
   // One token (a number, or a bound variable: tinygrad's decode step) at start_pos, batch 1: its embedding is one
   // row of the table, read where the token says.
@@ -85,6 +86,7 @@ class Llama {
 
  private:
   Tensor run_layers(Tensor h, const sint& start_pos);  // embedded tokens (batch, T, dim) -> last logits
+  Tensor embed_rows(const Tensor& tokens, DType dt) const;  // (batch, T) ids -> (batch, T, dim), row by row
 };
 
 // Next-token choice from one row of logits, as llama.cpp's samplers: temperature 0 takes the largest (greedy);
