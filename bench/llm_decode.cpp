@@ -1,10 +1,12 @@
-// LLaMA decode speed with random weights, for machines without the model file (the GPU machine): the layers of
-// SmolLM2-135M's or TinyLlama-1.1B's shape, the matrices random Q4_1 blocks (as a Q4_1 GGUF keeps them: scale,
+// LLaMA and GPT-2 decode speed with random weights, for machines without the model file (the GPU machine): the
+// layers of SmolLM2-135M's or TinyLlama-1.1B's shape, the matrices random Q4_1 blocks (as a Q4_1 GGUF keeps them: scale,
 // offset and 4-bit quants, dequantized inside the matmuls) or dense weights in the activations' dtype. One decode
 // step per token through TinyJit (start_pos and the token bound variables), timed over `steps` tokens after 3
-// warm-up ones; prints tok/s, the bytes of weights a token reads, and those bytes times tok/s.
+// warm-up ones; prints tok/s, the bytes of weights a token reads, and those bytes times tok/s. gpt2: GPT-2 124M,
+// float32 dense (the peer: upstream tinygrad's examples/gpt2.py with JIT).
 //
-//   build/bench/llm_decode [smollm2|tinyllama] [q4_1|dense] [float32|float16] [steps]
+//   build/bench/llm_decode [smollm2|tinyllama|gpt2] [q4_1|dense] [float32|float16] [steps]
+#include <tg/gpt2.h>
 #include <tg/jit.h>
 #include <tg/llama.h>
 #include <tg/tg.h>
@@ -44,10 +46,45 @@ tg::nn::BlockWeight random_q4_1(int64_t out, int64_t in, const std::string& devi
 
 }  // namespace
 
+// Decode steps of `forward(token, start_pos)` through TinyJit: tok/s over `steps` tokens after 3 warm-up ones.
+template <class F>
+double decode_rate(int64_t vocab, int64_t context, int steps, F forward) {
+  tg::Variable pos("start_pos", 0, context - 1), tok("token", 0, vocab - 1);
+  tg::TinyJit step([&](const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{forward(*in[0].bound_variable(), *in[1].bound_variable()).argmax(-1)};
+  });
+  int32_t next = 1;
+  auto run = [&](int p) { next = step({Tensor(tok.bind(next)), Tensor(pos.bind(p))})[0].tolist<int32_t>().at(0); };
+  for (int p = 0; p < 3; p++) run(p);
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int p = 3; p < 3 + steps; p++) run(p);
+  return steps / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+int gpt2(int steps) {
+  tg::nn::GPT2Config c;
+  c.max_context = 512;
+  tg::nn::GPT2 m(c);
+  std::vector<Tensor> weights;
+  int64_t bytes = 0;
+  for (auto& [name, t] : tg::nn::get_state_dict(m)) {
+    weights.push_back(t);
+    if (name != "wpe.weight") bytes += t.numel() * 4;
+  }
+  Tensor::realize_all(weights);
+  const double rate = decode_rate(c.vocab_size, c.max_context, steps, [&](const tg::sint& t, const tg::sint& p) {
+    return m.forward_token(t, p);
+  });
+  std::printf("gpt2 dense float on %s: %.1f tok/s (%d tokens), %.1f MB of weights a token, %.0f GB/s of them\n",
+              tg::default_device().c_str(), rate, steps, bytes / 1e6, bytes * rate / 1e9);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   const std::string shape = argc > 1 ? argv[1] : "smollm2", format = argc > 2 ? argv[2] : "q4_1";
   const tg::DType dtype = dtypes::from_name(argc > 3 ? argv[3] : "float16");
   const int steps = argc > 4 ? std::atoi(argv[4]) : 64;
+  if (shape == "gpt2") return gpt2(steps);
   const std::string device = tg::default_device();
   tg::nn::Llama m(shape_of(shape), device);
   m.dtype = dtype;
@@ -76,19 +113,10 @@ int main(int argc, char** argv) {
   weights.push_back(*m.norm.weight = m.norm.weight->to(device).cast(dtype).contiguous());
   Tensor::realize_all(weights);
 
-  tg::Variable pos("start_pos", 0, c.max_context - 1), tok("token", 0, c.vocab_size - 1);
-  tg::TinyJit step([&](const std::vector<Tensor>& in) {
-    return std::vector<Tensor>{m.forward_token(*in[0].bound_variable(), *in[1].bound_variable()).argmax(-1)};
+  const double rate = decode_rate(c.vocab_size, c.max_context, steps, [&](const tg::sint& t, const tg::sint& p) {
+    return m.forward_token(t, p);
   });
-  int32_t next = 1;
-  auto run = [&](int p) {
-    next = step({Tensor(tok.bind(next)), Tensor(pos.bind(p))})[0].tolist<int32_t>().at(0);
-  };
-  for (int p = 0; p < 3; p++) run(p);
-  const auto t0 = std::chrono::steady_clock::now();
-  for (int p = 3; p < 3 + steps; p++) run(p);
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("%s %s %s on %s: %.1f tok/s (%d tokens), %.1f MB of weights a token, %.0f GB/s of them\n",
-              shape.c_str(), format.c_str(), dtype.name().c_str(), device.c_str(), steps / s, steps, bytes / 1e6,
-              bytes * steps / s / 1e9);
+              shape.c_str(), format.c_str(), dtype.name().c_str(), device.c_str(), rate, steps, bytes / 1e6,
+              bytes * rate / 1e9);
 }
