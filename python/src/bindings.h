@@ -102,5 +102,6 @@ PyType_Slot* tensor_type_slots();
 void bind_context(nb::module_& m);
 void bind_optim(nb::module_& m);
 void bind_state(nb::module_& m);
+void bind_llm(nb::module_& m);
 
 }  // namespace tgpy

@@ -63,4 +63,5 @@ NB_MODULE(_C, m) {
   tgpy::bind_optim(m);
   tgpy::bind_state(m);
   tgpy::bind_jit(m);
+  tgpy::bind_llm(m);
 }
