@@ -36,6 +36,10 @@ class Tokenizer {
   // bos/eos ids, add_bos_token, pre and tokenizer.chat_template are optional. A missing or malformed
   // key throws tg::Error naming it.
   static Tokenizer from_gguf(const tg::nn::state::GGUFFile& f);
+  // GPT-2's own files (Hugging Face's vocab.json and merges.txt): the same byte-level BPE with GPT-2's
+  // pre-tokenizer; <|endoftext|> (when present) is the bos and eos token and parsed as special. A missing file, a
+  // malformed vocabulary (ids not 0..n-1 once each) or merge line throws tg::Error naming it.
+  static Tokenizer from_gpt2_files(const std::string& vocab_json, const std::string& merges_txt);
 
   // Token ids of `text`. add_bos prepends bos_id() (when the file has one). parse_special: control and
   // unknown tokens written in the text map to their id; when false they are encoded as plain text.

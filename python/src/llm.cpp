@@ -73,6 +73,7 @@ void bind_llm(nb::module_& m) {
       .def_static(
           "from_gguf", [](const std::string& path) { return Tokenizer::from_gguf(tg::nn::state::gguf_load(path)); },
           nb::arg("path"))
+      .def_static("from_gpt2_files", &Tokenizer::from_gpt2_files, nb::arg("vocab_json"), nb::arg("merges_txt"))
       .def("encode", &Tokenizer::encode, nb::arg("text"), nb::arg("add_bos") = false, nb::arg("parse_special") = true)
       .def("decode", &Tokenizer::decode, nb::arg("ids"))
       .def_prop_ro("bos_id", &Tokenizer::bos_id)

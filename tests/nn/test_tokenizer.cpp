@@ -345,3 +345,59 @@ TEST_F(SmolLM2, Timing) {  // a sanity line, not an assertion
               ids.size());
   EXPECT_EQ(tok->decode(ids), text);
 }
+
+// GPT-2's own files: vocab.json and merges.txt give the tokenizer that the same vocabulary in GGUF metadata gives.
+TEST(Tokenizer, Gpt2FilesTokenizeAsTheirGgufMetadata) {
+  std::vector<std::string> tokens;
+  for (int b = 0; b < 256; b++) tokens.push_back(byte_char(b));
+  const std::vector<std::string> merges = {"Ġ t", "h e", "Ġt he", "l l"};
+  for (const auto& m : merges) tokens.push_back(m.substr(0, m.find(' ')) + m.substr(m.find(' ') + 1));
+  tokens.push_back("<|endoftext|>");
+  const std::string dir = testing::TempDir(), vocab = dir + "gpt2_vocab.json", merges_txt = dir + "gpt2_merges.txt";
+  auto write = [](const std::string& path, const std::string& text) {
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    std::fwrite(text.data(), 1, text.size(), f);
+    std::fclose(f);
+  };
+  auto quoted = [](const std::string& s) {
+    std::string q = "\"";
+    for (char c : s) q += c == '"' || c == '\\' ? std::string("\\") + c : std::string(1, c);
+    return q + "\"";
+  };
+  std::string json = "{";
+  for (size_t i = 0; i < tokens.size(); i++) json += (i ? ", " : "") + quoted(tokens[i]) + ": " + std::to_string(i);
+  write(vocab, json + "}");
+  std::string lines = "#version: 0.2\n";
+  for (const auto& m : merges) lines += m + "\n";
+  write(merges_txt, lines);
+
+  const Tokenizer t = Tokenizer::from_gpt2_files(vocab, merges_txt);
+  const int32_t eot = int32_t(tokens.size()) - 1;
+  EXPECT_EQ(t.vocab_size(), int32_t(tokens.size()));
+  EXPECT_EQ(t.bos_id(), eot);
+  EXPECT_EQ(t.eos_id(), eot);
+  const Ids ids = t.encode(" the hello<|endoftext|>");
+  EXPECT_EQ(ids, (Ids{*t.token_id("Ġthe"), *t.token_id("Ġ"), *t.token_id("he"), *t.token_id("ll"),
+                      *t.token_id("o"), eot}));
+  EXPECT_EQ(t.decode(ids), " the hello<|endoftext|>");
+  GGUFFile f;
+  f.kv.emplace("tokenizer.ggml.model", str("gpt2"));
+  std::vector<GGUFValue> tv, mv;
+  for (const auto& s : tokens) tv.push_back(str(s));
+  for (const auto& m : merges) mv.push_back(str(m));
+  f.kv.emplace("tokenizer.ggml.tokens", arr(tv));
+  f.kv.emplace("tokenizer.ggml.merges", arr(mv));
+  const Tokenizer g = Tokenizer::from_gguf(f);
+  for (const char* s : {"the thehe tell", "  hello  world\n\nthe", "ü ñ 🙂 the"})
+    EXPECT_EQ(t.encode(s, false, false), g.encode(s, false, false)) << s;
+
+  expect_error([&] { Tokenizer::from_gpt2_files(dir + "none.json", merges_txt); }, "cannot open the vocabulary");
+  write(vocab, "{\"a\": 0, \"b\": 0}");
+  expect_error([&] { Tokenizer::from_gpt2_files(vocab, merges_txt); }, "token \"b\" has id 0; expected each of 0..1");
+  write(vocab, "[1, 2]");
+  expect_error([&] { Tokenizer::from_gpt2_files(vocab, merges_txt); }, "not a JSON object");
+  write(vocab, json + "}");
+  write(merges_txt, "#version: 0.2\nĠt\n");
+  expect_error([&] { Tokenizer::from_gpt2_files(vocab, merges_txt); }, "line 2");
+}
