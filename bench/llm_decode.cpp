@@ -112,6 +112,7 @@ int main(int argc, char** argv) {
   }
   weights.push_back(*m.norm.weight = m.norm.weight->to(device).cast(dtype).contiguous());
   Tensor::realize_all(weights);
+  if (!std::getenv("NO_FUSE_QKV")) m.fuse_qkv();  // as Llama::from_gguf does
 
   const double rate = decode_rate(c.vocab_size, c.max_context, steps, [&](const tg::sint& t, const tg::sint& p) {
     return m.forward_token(t, p);

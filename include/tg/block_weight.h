@@ -34,6 +34,10 @@ class BlockWeight {
   // The parts moved to `device` and made contiguous (not yet realized; see parts()).
   BlockWeight to(const std::string& device) const;
   std::vector<Tensor> parts() const;  // scale, offset (if any), quants: what to realize
+  // Rows [begin, end) (views of the parts: no copy).
+  BlockWeight rows(int64_t begin, int64_t end) const;
+  // The matrices stacked along their rows, one format and one width (the parts copied into new contiguous ones).
+  static BlockWeight cat(const std::vector<BlockWeight>& ws);
   // Whether `weight` is still this block weight's dense() (a layer whose weight was replaced uses the new one).
   bool serves(const Tensor& weight) const { return weight.uop() == dense_.uop(); }
   // Bytes of the parts (what a matmul over the whole matrix reads).

@@ -37,7 +37,12 @@ struct LlamaAttention {
   Linear wq, wk, wv, wo;
   int64_t n_heads, n_kv_heads, head_dim, max_context;
   std::optional<Tensor> cache_kv;  // (2, batch, max_context, n_kv_heads, head_dim), realized at the first call
+  // wq, wk and wv packed into one realized matrix (fuse_qkv; dense or all in the same blocks, no biases): their
+  // weights become views of it, and while they still are, one matmul computes q, k and v (a kernel, not three).
+  std::optional<Linear> wqkv;
+  std::vector<Tensor> qkv_views;
   explicit LlamaAttention(const LlamaConfig& c);
+  void fuse_qkv();
   // x (batch, T, dim) at positions start_pos .. start_pos + T - 1; freqs (T, head_dim / 2, 2) their cos and sin.
   Tensor operator()(const Tensor& x, const sint& start_pos, const Tensor& freqs, const std::optional<Tensor>& mask);
   TG_PARAMETERS(wq, wk, wv, wo)
@@ -83,6 +88,7 @@ class Llama {
   // blocked reduce is not tuned yet: SmolLM2's shape decoded at 30 tok/s against 476 dense on an H200).
   static Llama from_gguf(const std::string& path, const std::string& device = "", int64_t max_context = 0,
                          DType dtype = dtypes::float32, std::optional<bool> keep_blocks = std::nullopt);
+  void fuse_qkv();  // every layer's LlamaAttention::fuse_qkv (from_gguf does it)
 
  private:
   Tensor run_layers(Tensor h, const sint& start_pos);  // embedded tokens (batch, T, dim) -> last logits

@@ -80,6 +80,35 @@ BlockWeight BlockWeight::to(const std::string& device) const {
   return BlockWeight(format_, scale_.to(device).contiguous(), offset, quants_.to(device).contiguous());
 }
 
+BlockWeight BlockWeight::rows(int64_t begin, int64_t end) const {
+  if (begin < 0 || end > out_ || begin >= end)
+    throw Error("BlockWeight::rows: [" + std::to_string(begin) + ", " + std::to_string(end) + ") of " +
+                std::to_string(out_) + " rows");
+  auto take = [&](const Tensor& t) {
+    std::vector<std::pair<sint, sint>> r{{begin, end}};
+    for (size_t d = 1; d < t.shape().size(); d++) r.push_back({0, t.shape()[d]});
+    return t.shrink(r);
+  };
+  std::optional<Tensor> offset;
+  if (offset_) offset = take(*offset_);
+  return BlockWeight(format_, take(scale_), offset, take(quants_));
+}
+
+BlockWeight BlockWeight::cat(const std::vector<BlockWeight>& ws) {
+  if (ws.empty()) throw Error("BlockWeight::cat: no matrices");
+  std::vector<Tensor> scales, offsets, quants;
+  for (const BlockWeight& w : ws) {
+    if (w.format_ != ws[0].format_ || w.in_ != ws[0].in_)
+      throw Error("BlockWeight::cat: a " + w.format_ + " matrix of " + std::to_string(w.in_) + " columns with a " +
+                  ws[0].format_ + " one of " + std::to_string(ws[0].in_));
+    scales.push_back(w.scale_), quants.push_back(w.quants_);
+    if (w.offset_) offsets.push_back(*w.offset_);
+  }
+  std::optional<Tensor> offset;
+  if (!offsets.empty()) offset = Tensor::cat(offsets, 0).contiguous();
+  return BlockWeight(ws[0].format_, Tensor::cat(scales, 0).contiguous(), offset, Tensor::cat(quants, 0).contiguous());
+}
+
 std::vector<Tensor> BlockWeight::parts() const {
   std::vector<Tensor> p{scale_};
   if (offset_) p.push_back(*offset_);

@@ -88,9 +88,14 @@ LlamaAttention::LlamaAttention(const LlamaConfig& c)
 Tensor LlamaAttention::operator()(const Tensor& x, const sint& start_pos, const Tensor& freqs,
                                   const std::optional<Tensor>& mask) {
   const sint B = x.shape()[0], T = x.shape()[1];
-  Tensor xq = apply_rotary(wq(x).reshape({B, T, n_heads, head_dim}), freqs);
-  Tensor xk = apply_rotary(wk(x).reshape({B, T, n_kv_heads, head_dim}), freqs);
-  Tensor xv = wv(x).reshape({B, T, n_kv_heads, head_dim});
+  const int64_t dq = n_heads * head_dim, dkv = n_kv_heads * head_dim;
+  bool fused = wqkv.has_value() && qkv_views.size() == 3;
+  for (size_t i = 0; fused && i < 3; i++) fused = (i == 0 ? wq : i == 1 ? wk : wv).weight.uop() == qkv_views[i].uop();
+  Tensor q_lin = fused ? (*wqkv)(x) : wq(x);
+  auto cols = [&](int64_t a, int64_t b) { return q_lin.shrink({{0, B}, {0, T}, {a, b}}); };
+  Tensor xq = apply_rotary((fused ? cols(0, dq) : q_lin).reshape({B, T, n_heads, head_dim}), freqs);
+  Tensor xk = apply_rotary((fused ? cols(dq, dq + dkv) : wk(x)).reshape({B, T, n_kv_heads, head_dim}), freqs);
+  Tensor xv = (fused ? cols(dq + dkv, dq + 2 * dkv) : wv(x)).reshape({B, T, n_kv_heads, head_dim});
   if (!cache_kv)
     // (uninitialized: a step reads only the positions written before it; zeroing 4096 positions of 30 layers took
     // 119 ms of a prompt's first token)
@@ -118,6 +123,35 @@ Tensor LlamaAttention::operator()(const Tensor& x, const sint& start_pos, const 
   return wo(attn.permute({0, 3, 1, 2, 4}).reshape({B, T, n_heads * head_dim}));
 }
 
+void LlamaAttention::fuse_qkv() {
+  Linear* parts[3] = {&wq, &wk, &wv};
+  int blocked = 0;
+  for (Linear* l : parts) {
+    if (l->bias) return;
+    blocked += l->blocks && l->blocks->serves(l->weight);
+  }
+  const int64_t in = int64_t(wq.weight.shape()[1]);
+  std::vector<int64_t> rows;
+  for (Linear* l : parts) rows.push_back(int64_t(l->weight.shape()[0]));
+  Linear fused(in, rows[0] + rows[1] + rows[2], /*bias=*/false);
+  if (blocked == 3) {
+    if (wq.blocks->format() != wk.blocks->format() || wq.blocks->format() != wv.blocks->format()) return;
+    BlockWeight all = BlockWeight::cat({*wq.blocks, *wk.blocks, *wv.blocks});
+    Tensor::realize_all(all.parts());
+    fused.use_blocks(all);
+    for (int64_t i = 0, at = 0; i < 3; at += rows[size_t(i)], i++)
+      parts[i]->use_blocks(all.rows(at, at + rows[size_t(i)]));
+  } else if (blocked == 0) {
+    fused.weight = Tensor::cat({wq.weight, wk.weight, wv.weight}, 0).contiguous().realize();
+    for (int64_t i = 0, at = 0; i < 3; at += rows[size_t(i)], i++)
+      parts[i]->weight = fused.weight.shrink({{at, at + rows[size_t(i)]}, {0, in}});
+  } else {
+    return;  // some in blocks, some dense: three matmuls
+  }
+  wqkv = std::move(fused);
+  qkv_views = {wq.weight, wk.weight, wv.weight};
+}
+
 LlamaFeedForward::LlamaFeedForward(const LlamaConfig& c)
     : w1(linear(c.dim, c.hidden_dim)), w2(linear(c.hidden_dim, c.dim)), w3(linear(c.dim, c.hidden_dim)) {}
 
@@ -134,6 +168,10 @@ Llama::Llama(const LlamaConfig& c, const std::string& device)
   layers.reserve(size_t(c.n_layers));
   for (int64_t i = 0; i < c.n_layers; i++) layers.emplace_back(c);
   if (!c.tied_embeddings) output = linear(c.dim, c.vocab_size);
+}
+
+void Llama::fuse_qkv() {
+  for (LlamaBlock& b : layers) b.attention.fuse_qkv();
 }
 
 Tensor Llama::forward(const Tensor& tokens, const sint& start_pos) {

@@ -67,6 +67,7 @@ Llama Llama::from_gguf(const std::string& path, const std::string& device_name, 
   }
   // Realized once, here (the file's bytes are read now): the blocks, and the other weights in `dtype`.
   Tensor::realize_all(weights);
+  m.fuse_qkv();
   return m;
 }
 

@@ -167,3 +167,16 @@ TEST(BlockWeight, SeveralRowsDequantizeInsideTheMatmul) {
   w.linear(x).realize();
   EXPECT_EQ(tg::GlobalCounters::kernel_count - before, 1);
 }
+
+TEST(BlockWeight, CatAndRowsKeepTheWeights) {
+  const Parts a("Q4_1", 8, 64, 11), b("Q4_1", 4, 64, 12);
+  const tg::nn::BlockWeight both = tg::nn::BlockWeight::cat({a.weight(), b.weight()});
+  EXPECT_EQ(both.out_features(), 12);
+  std::vector<float> want = a.dense;
+  want.insert(want.end(), b.dense.begin(), b.dense.end());
+  EXPECT_EQ(both.dense().tolist<float>(), want);
+  EXPECT_EQ(both.rows(8, 12).dense().tolist<float>(), b.dense);
+  tgtest::expect_error([&] { both.rows(4, 13); }, "[4, 13) of 12 rows");
+  tgtest::expect_error([&] { tg::nn::BlockWeight::cat({a.weight(), Parts("Q8_0", 2, 64, 1).weight()}); },
+                       "a Q8_0 matrix of 64 columns with a Q4_1 one");
+}

@@ -201,3 +201,31 @@ TEST(Llama, SamplerIsGreedyAtZeroAndKeepsToTopKAndTopP) {
   }
   tgtest::expect_error([&] { tg::nn::sample_token({}, {}, rng); }, "no logits");
 }
+
+// q, k and v in one matmul (fuse_qkv): the same logits, fewer kernels, and the separate matmuls again once a weight
+// is replaced.
+TEST(Llama, FusedQkvMatchesAndStepsAsideWhenAWeightIsReplaced) {
+  Tensor::manual_seed(8);
+  Llama m(tiny(true));
+  std::vector<Tensor> weights;
+  for (auto& [name, t] : tg::nn::get_state_dict(m)) weights.push_back(t);
+  Tensor::realize_all(weights);
+  const std::vector<int32_t> tokens = {4, 9, 31, 2};
+  auto run = [&] {
+    for (auto& l : m.layers) l.attention.cache_kv.reset();
+    const int64_t before = tg::GlobalCounters::kernel_count;
+    Mat got = host(m.forward(Tensor(tokens, {1, 4}), 0));
+    return std::make_pair(got, tg::GlobalCounters::kernel_count - before);
+  };
+  const auto [plain, plain_kernels] = run();
+  m.fuse_qkv();
+  ASSERT_TRUE(m.layers[0].attention.wqkv);
+  const auto [fused, fused_kernels] = run();
+  expect_close(fused, reference_logits(m, tokens), "fused");
+  expect_close(fused, plain, "fused against plain");
+  EXPECT_LT(fused_kernels, plain_kernels);
+  m.layers[1].attention.wk.weight = (m.layers[1].attention.wk.weight * 2.0f).contiguous().realize();
+  const auto [replaced, replaced_kernels] = run();
+  expect_close(replaced, reference_logits(m, tokens), "wk replaced");
+  EXPECT_GT(replaced_kernels, fused_kernels);
+}
