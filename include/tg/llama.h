@@ -92,7 +92,6 @@ class Llama {
 
  private:
   Tensor run_layers(Tensor h, const sint& start_pos);  // embedded tokens (batch, T, dim) -> last logits
-  Tensor embed_rows(const Tensor& tokens, DType dt) const;  // (batch, T) ids -> (batch, T, dim), row by row
 };
 
 // Next-token choice from one row of logits, as llama.cpp's samplers: temperature 0 takes the largest (greedy);

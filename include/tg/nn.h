@@ -283,6 +283,10 @@ struct Embedding {
   std::shared_ptr<const BlockWeight> blocks;  // as Linear's: a table kept in quantized blocks (use_blocks)
   Embedding(int64_t vocab_size, int64_t embed_size);
   Tensor operator()(const Tensor& idx) const;
+  // The rows the ids name, in `dtype`: the ids are read on the host (one outside the vocabulary is a tg::Error) and
+  // each row copied by one small kernel run per id (its row and id bound variables), not operator()'s
+  // compare-and-sum over the whole vocabulary. For inference: no gradient reaches the table.
+  Tensor rows_of(const Tensor& idx, DType dtype) const;
   void use_blocks(const BlockWeight& w);
   TG_PARAMETERS(weight)
 };

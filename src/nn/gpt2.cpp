@@ -65,7 +65,9 @@ Tensor GPT2::forward(const Tensor& tokens, const sint& start_pos) {
     throw Error("GPT2: positions " + start_pos.str() + " .. " + (start_pos + T).str() + " outside the context of " +
                 std::to_string(config.max_context));
   Tensor pos = wpe.weight.shrink({{start_pos, start_pos + T}, {0, config.dim}}).reshape({1, T, config.dim});
-  return run_blocks(wte(tokens) + pos, start_pos);
+  // (more than one token: the rows read where the ids say; one: operator()'s compare-and-sum, no host sync)
+  Tensor emb = tokens.numel() > 1 ? wte.rows_of(tokens, wte.weight.dtype()) : wte(tokens);
+  return run_blocks(emb + pos, start_pos);
 }
 
 Tensor GPT2::forward_token(const sint& token, const sint& start_pos) {

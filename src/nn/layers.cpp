@@ -6,6 +6,7 @@
 
 #include "tensor/tensor_internal.h"
 #include "tg/nn.h"
+#include "tg/variable.h"
 
 namespace tg::nn {
 namespace {
@@ -250,6 +251,27 @@ void Embedding::use_blocks(const BlockWeight& w) {
                 std::to_string(embed_size));
   blocks = std::make_shared<const BlockWeight>(w);
   weight = blocks->dense();
+}
+
+Tensor Embedding::rows_of(const Tensor& idx, DType dtype) const {
+  if (!idx.dtype().is_int())
+    throw Error("Embedding::rows_of: indices must have an integer dtype, got " + std::string(idx.dtype().name()));
+  Shape out_shape = idx.shape();
+  out_shape.push_back(embed_size);
+  const std::vector<int32_t> ids = idx.cast(dtypes::int32).tolist<int32_t>();
+  const int64_t n = int64_t(ids.size());
+  if (n == 0) return Tensor::zeros(out_shape, {.dtype = dtype, .device = weight.device()});
+  Tensor out = Tensor::empty({n, embed_size}, {.dtype = dtype, .device = weight.device()}).realize();
+  const Variable row("embedding_row", 0, n - 1), id("embedding_id", 0, vocab_size - 1);
+  for (int64_t i = 0; i < n; i++) {
+    const int32_t v = ids[size_t(i)];
+    if (v < 0 || v >= vocab_size)
+      throw Error("Embedding::rows_of: id " + std::to_string(v) + " at " + std::to_string(i) +
+                  " outside the vocabulary of " + std::to_string(vocab_size));
+    const sint r = row.bind(i), t = id.bind(v);
+    out.shrink({{r, r + 1}, {0, embed_size}}).assign(weight.shrink({{t, t + 1}, {0, embed_size}}).cast(dtype)).realize();
+  }
+  return out.reshape(out_shape);
 }
 
 Tensor Embedding::operator()(const Tensor& idx) const {

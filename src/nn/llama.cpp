@@ -179,27 +179,7 @@ Tensor Llama::forward(const Tensor& tokens, const sint& start_pos) {
     throw Error("Llama: tokens must be (batch, T) of an integer dtype, got " + tokens.repr());
   const DType dt = dtype.value_or(tok_embeddings.weight.dtype());
   if (tokens.numel() <= 1) return run_layers(tok_embeddings(tokens).cast(dt), start_pos);  // (a jitted step: no sync)
-  return run_layers(embed_rows(tokens, dt), start_pos);
-}
-
-// The embedding rows the tokens name, copied one by one into a new buffer by one small kernel (the row and the
-// token bound variables), not Embedding's compare-and-sum over the vocabulary (an 81-token prompt spent 373 ms of its
-// 1.15 s there). Reads the token ids on the host.
-Tensor Llama::embed_rows(const Tensor& tokens, DType dt) const {
-  const Shape s = tokens.shape();
-  const std::vector<int32_t> ids = tokens.cast(dtypes::int32).tolist<int32_t>();
-  const int64_t n = int64_t(ids.size()), dim = config.dim;
-  const Tensor& table = tok_embeddings.weight;
-  Tensor out = Tensor::empty({n, dim}, {.dtype = dt, .device = table.device()}).realize();
-  const Variable row("embed_row", 0, n - 1), token("embed_token", 0, config.vocab_size - 1);
-  for (int64_t i = 0; i < n; i++) {
-    if (ids[size_t(i)] < 0 || ids[size_t(i)] >= config.vocab_size)
-      throw Error("Llama: token " + std::to_string(ids[size_t(i)]) + " at " + std::to_string(i) +
-                  " outside the vocabulary of " + std::to_string(config.vocab_size));
-    const sint r = row.bind(i), t = token.bind(ids[size_t(i)]);
-    out.shrink({{r, r + 1}, {0, dim}}).assign(table.shrink({{t, t + 1}, {0, dim}}).cast(dt)).realize();
-  }
-  return out.reshape({s[0], s[1], dim});
+  return run_layers(tok_embeddings.rows_of(tokens, dt), start_pos);
 }
 
 Tensor Llama::forward_token(const sint& token, const sint& start_pos) {

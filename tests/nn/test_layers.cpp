@@ -176,6 +176,14 @@ TEST(NNLayers, EmbeddingLooksUpRows) {
   EXPECT_EQ(y.shape(), (Shape{2, 2, 2}));
   expect_near(y.tolist<float>(), {10, 11, 0, 1, 30, 31, 30, 31});
   EXPECT_THROW(e(floats({1}, {1})), tg::Error);
+  // rows_of: the same rows, copied where the ids say (one kernel, run once per id), in the dtype asked for
+  Tensor r = e.rows_of(idx, tg::dtypes::float16);
+  EXPECT_EQ(r.shape(), (Shape{2, 2, 2}));
+  EXPECT_EQ(r.dtype(), tg::dtypes::float16);
+  expect_near(r.cast(tg::dtypes::float32).tolist<float>(), {10, 11, 0, 1, 30, 31, 30, 31});
+  EXPECT_EQ(e.rows_of(Tensor(std::vector<int>{}, {0}), tg::dtypes::float32).shape(), (Shape{0, 2}));
+  EXPECT_THROW(e.rows_of(floats({1}, {1}), tg::dtypes::float32), tg::Error);
+  EXPECT_THROW(e.rows_of(Tensor(std::vector<int>{4}, {1}), tg::dtypes::float32), tg::Error);
 }
 
 // ---- parameter discovery and state dicts ----

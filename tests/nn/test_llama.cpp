@@ -157,8 +157,8 @@ TEST(Llama, RefusesPositionsPastTheCacheAndBadTokens) {
   tgtest::expect_error([&] { m.forward(Tensor(std::vector<float>{1, 2}, {1, 2}), 0); }, "integer dtype");
   tgtest::expect_error([&] { m.forward(Tensor(std::vector<int32_t>{1}, {1, 1}), 16); }, "outside the KV cache");
   tgtest::expect_error([&] { m.forward_token(32, 0); }, "outside the vocabulary");
-  tgtest::expect_error([&] { m.forward(Tensor(std::vector<int32_t>{1, 32}, {1, 2}), 0); }, "token 32 at 1 outside");
-  tgtest::expect_error([&] { m.forward(Tensor(std::vector<int32_t>{-1, 3}, {1, 2}), 0); }, "token -1 at 0 outside");
+  tgtest::expect_error([&] { m.forward(Tensor(std::vector<int32_t>{1, 32}, {1, 2}), 0); }, "id 32 at 1 outside");
+  tgtest::expect_error([&] { m.forward(Tensor(std::vector<int32_t>{-1, 3}, {1, 2}), 0); }, "id -1 at 0 outside");
   tgtest::expect_error([&] { m.forward_token(tg::Variable("t", 0, 40).bind(3), 0); }, "outside the vocabulary");
 }
 
