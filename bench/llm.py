@@ -3,7 +3,7 @@
 prompt, greedy, in the same run, with the same number of CPU threads; and the bandwidth bound (the bytes of weights
 a decode step reads over a measured copy bandwidth), so each figure also reads as a share of the memory limit.
 
-Prints one table: decode tok/s (median of `--reps` runs of `-n` tokens), prefill tok/s (a prompt of about 100
+Prints one table: decode tok/s (median of `--reps` runs of `-n` tokens), prefill tok/s (a prompt of 81
 tokens: prompt tokens / time to first token, which includes one decode step), and the ratio. llama.cpp is skipped
 with a note when llama_cpp does not import (python3 -m pip install llama-cpp-python; it compiles llama.cpp).
 
