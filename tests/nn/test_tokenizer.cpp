@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/expect_error.h"
 #include "tg/error.h"
 #include "tg/state.h"
 #include "tg/tokenizer.h"
@@ -19,19 +20,9 @@ using tg::nn::Tokenizer;
 using tg::nn::state::GGUFFile;
 using tg::nn::state::GGUFValue;
 using Ids = std::vector<int32_t>;
+using tgtest::expect_error;
 
 namespace {
-
-// Expects `fn` to throw a tg::Error whose message contains `part`.
-template <class F>
-void expect_error(F&& fn, const std::string& part) {
-  try {
-    fn();
-    ADD_FAILURE() << "no tg::Error thrown, expected one naming " << part;
-  } catch (const tg::Error& e) {
-    EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what() << " lacks " << part;
-  }
-}
 
 GGUFValue str(const std::string& s) { return {GGUFValue::Type::String, s}; }
 GGUFValue i32(int64_t v) { return {GGUFValue::Type::Int32, v}; }
