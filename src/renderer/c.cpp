@@ -61,35 +61,30 @@ static inline float tg_rh(float x) { return tg_h2f(tg_f2h(x)); }
 
 // A vector of float16 bits to a float vector: one instruction where clang converts _Float16 vectors (vcvtph2ps),
 // else exact bit arithmetic (the magnitude's bits shifted into a float's are the value times 2^-112, subnormals
-// included; inf and NaN keep an all-ones exponent).
+// included; inf and NaN keep an all-ones exponent). $N lanes, $B bytes of float16 bits, $W bytes of floats.
+const char* kHalfVectorHelper = R"(typedef unsigned short tg_half$N_raw __attribute__((vector_size($B),aligned(2)));
+static inline float$N tg_h2f_v$N(tg_half$N_raw h) {
+#if defined(__clang__) && defined(__FLT16_MAX__)
+  typedef _Float16 H __attribute__((vector_size($B)));
+  return __builtin_convertvector((H)h, float$N);
+#else
+  typedef unsigned int U __attribute__((vector_size($W)));
+  U u = __builtin_convertvector(h, U), em = u & 0x7fffu, bits = em << 13;
+  U special = (U)(em >= 0x7c00u);
+  U r = ((U)((float$N)bits * 0x1p112f) & ~special) | ((bits | 0x7f800000u) & special);
+  return (float$N)(r | ((u & 0x8000u) << 16));
+#endif
+}
+)";
+
 std::string half_vector_helper(int n) {
-  const std::string N = std::to_string(n), F = "float" + N, bytes = std::to_string(2 * n), wide = std::to_string(4 * n);
-  return "typedef unsigned short tg_half" + N + "_raw __attribute__((vector_size(" + bytes +
-         "),aligned(2)));\n"
-         "static inline " +
-         F + " tg_h2f_v" + N + "(tg_half" + N +
-         "_raw h) {\n"
-         "#if defined(__clang__) && defined(__FLT16_MAX__)\n"
-         "  typedef _Float16 H __attribute__((vector_size(" +
-         bytes +
-         ")));\n"
-         "  return __builtin_convertvector((H)h, " +
-         F +
-         ");\n"
-         "#else\n"
-         "  typedef unsigned int U __attribute__((vector_size(" +
-         wide +
-         ")));\n"
-         "  U u = __builtin_convertvector(h, U), em = u & 0x7fffu, bits = em << 13;\n"
-         "  U special = (U)(em >= 0x7c00u);\n"
-         "  U r = ((U)((" +
-         F +
-         ")bits * 0x1p112f) & ~special) | ((bits | 0x7f800000u) & special);\n"
-         "  return (" +
-         F +
-         ")(r | ((u & 0x8000u) << 16));\n"
-         "#endif\n"
-         "}\n";
+  std::string s = kHalfVectorHelper;
+  const std::pair<const char*, std::string> subs[] = {
+      {"$N", std::to_string(n)}, {"$B", std::to_string(2 * n)}, {"$W", std::to_string(4 * n)}};
+  for (const auto& [key, value] : subs)
+    for (size_t at = s.find(key); at != std::string::npos; at = s.find(key, at + value.size()))
+      s.replace(at, 2, value);
+  return s;
 }
 
 const char* kBf16Helpers = R"(typedef unsigned short tg_bf16;  /* bfloat16 bits; values are computed in float */
@@ -144,7 +139,7 @@ bool is_small_int(DType d) {
 
 // Vectors of floats and doubles for arithmetic; of integers for loads and bit operations (unpacking a quantized
 // block's bytes: 16 bytes a load, nibbles by & and >>, converted whole); float16 loads (converted to floats as they
-// are read, see kHalfVectorHelper).
+// are read, see half_vector_helper).
 bool ClangRenderer::vectorizes(Ops op, DType scalar) const {
   if (is_small_int(scalar))
     return op == Ops::LOAD || op == Ops::STORE || op == Ops::AND || op == Ops::OR || op == Ops::XOR || op == Ops::SHR ||
