@@ -351,9 +351,9 @@ int Kernel::vector_dim() const {
   // lane is the same either way.)
   if (reduce_ && !renderer_.has_local())
     for (int d = int(full_shape_.size()) - 1; d >= first_upcast() && load_dim < 0; d--) {
-      if (kinds_[size_t(d)] != AxisKind::UPCAST || !good_size(full_shape_[size_t(d)]) || stride_of(0, d) == 1) continue;
-      for (size_t i = 1; i < sts_.size(); i++)
-        if (is_load_[i] && stride_of(i, d) == 1) load_dim = d;
+      if (kinds_[size_t(d)] == AxisKind::UPCAST && good_size(full_shape_[size_t(d)]) && stride_of(0, d) != 1 &&
+          some_load_contiguous_along(d))
+        load_dim = d;
     }
   if (load_dim >= 0 && (out_dim < 0 || full_shape_[size_t(load_dim)] > full_shape_[size_t(out_dim)])) return load_dim;
   // The last UNROLL dim that some load is contiguous along (each vector lane then accumulates its own partial

@@ -50,11 +50,10 @@ void Kernel::group_gpu_reduce(const std::function<bool(const Opt&)>& try_opt) {
   const int last = rd - first_reduce();  // ... counted from first_reduce (the axis of UNROLL and GROUP)
   const int64_t rsize = full_shape_[size_t(rd)];
   // The loads that run along the reduce dim in memory order, and the widest of their elements.
-  bool contiguous = false;
+  const bool contiguous = some_load_contiguous_along(rd);
   int64_t itemsize = 1;
   for (const UOp* u : toposort(ast_))
     if (u->op == Ops::LOAD) itemsize = std::max<int64_t>(itemsize, u->dtype.itemsize());
-  for (size_t i = 1; i < sts_.size(); i++) contiguous |= is_load_[i] && stride_of(i, rd) == 1;
   // A matmul-like kernel (an input broadcast along an output dim that another input moves along) keeps its
   // register tiles instead. A matrix-vector product (one input moves along no output dim: x of x @ W.T) is a
   // row reduce: a warp per output reads its row of W in 16-byte pieces (an H100 ran LLM-decode-shaped
@@ -220,34 +219,33 @@ void Kernel::reduce_register_tile(const std::function<bool(const Opt&)>& try_opt
         if (kinds_[size_t(d)] == AxisKind::LOOP && streams_contiguously(d) && try_opt({OptOps::SWAP, d, inner})) break;
     }
   }
-  // 3. Unroll the innermost reduce dim. With no vector output dim and a load contiguous along it, by a
-  // vector width (the lanes become vector accumulators); else whole when small, else by 4.
-  int fr = first_reduce(), nred = first_upcast() - fr;
-  if (nred > 0) {
-    const int rd = first_upcast() - 1;
-    int64_t s = full_shape_[size_t(rd)];
-    bool contiguous = false;
-    for (size_t i = 1; i < sts_.size(); i++) contiguous |= is_load_[i] && stride_of(i, rd) == 1;
-    bool vectored = false;
-    // (On CPUs also below a tile of rows no load is contiguous along: a matrix-vector product's.)
-    const int vd = vector_dim();
-    const bool free_lanes = vd < 0 || (!renderer_.has_local() && !some_load_contiguous_along(vd));
-    if (free_lanes && contiguous && dtype_of_output.is_float() && dtype_of_output.itemsize() >= 4) {
-      for (int w : {16, 8, 4}) {
-        if (w > vw || s % w != 0) continue;
-        if ((vectored = try_opt({OptOps::UNROLL, nred - 1, w}))) break;
-      }
-    }
-    if (!vectored) {
-      if (s <= 8 && tile * s <= 64) try_opt({OptOps::UNROLL, nred - 1, 0});
-      else if (s % 4 == 0 && tile * 4 <= 64) try_opt({OptOps::UNROLL, nred - 1, 4});
-    }
-    // The halves of a cat along a short reduce dim (a 4-bit block's low and high nibbles): unrolled whole, each
-    // copy reads its own side with no select per element.
-    if (vectored)
-      for (int d = first_upcast() - 1; d >= first_reduce(); d--)
-        if (full_shape_[size_t(d)] <= 4 && masks_along(d) && try_opt({OptOps::UNROLL, d - first_reduce(), 0})) break;
+  unroll_reduce(try_opt, vw, dtype_of_output, tile);
+}
+
+// hand_coded_optimizations' step 3: unroll the innermost reduce dim. With no vector output dim (on CPUs: or one no
+// load is contiguous along, a matrix-vector product's rows) and a load contiguous along it, by a vector width (the
+// lanes become vector accumulators); else whole when small, else by 4. `tile`: the accumulators step 2 made.
+void Kernel::unroll_reduce(const std::function<bool(const Opt&)>& try_opt, int vw, DType dtype_of_output,
+                           int64_t tile) {
+  const int nred = first_upcast() - first_reduce();
+  if (nred <= 0) return;
+  const int rd = first_upcast() - 1;
+  const int64_t s = full_shape_[size_t(rd)];
+  const int vd = vector_dim();
+  const bool free_lanes = vd < 0 || (!renderer_.has_local() && !some_load_contiguous_along(vd));
+  bool vectored = false;
+  if (free_lanes && some_load_contiguous_along(rd) && dtype_of_output.is_float() && dtype_of_output.itemsize() >= 4)
+    for (int w : {16, 8, 4})
+      if (w <= vw && s % w == 0 && (vectored = try_opt({OptOps::UNROLL, nred - 1, w}))) break;
+  if (!vectored) {
+    if (s <= 8 && tile * s <= 64) try_opt({OptOps::UNROLL, nred - 1, 0});
+    else if (s % 4 == 0 && tile * 4 <= 64) try_opt({OptOps::UNROLL, nred - 1, 4});
+    return;
   }
+  // The halves of a cat along a short reduce dim (a 4-bit block's low and high nibbles): unrolled whole, each copy
+  // reads its own side with no select per element.
+  for (int d = first_upcast() - 1; d >= first_reduce(); d--)
+    if (full_shape_[size_t(d)] <= 4 && masks_along(d) && try_opt({OptOps::UNROLL, d - first_reduce(), 0})) return;
 }
 
 // Whether some load's view is masked along dim d (a pad, or one side of a cat).
