@@ -43,6 +43,7 @@ struct LlamaAttention {
   std::vector<Tensor> qkv_views;
   explicit LlamaAttention(const LlamaConfig& c);
   void fuse_qkv();
+  bool qkv_fused() const;  // wqkv made and the three weights still its views
   // x (batch, T, dim) at positions start_pos .. start_pos + T - 1; freqs (T, head_dim / 2, 2) their cos and sin.
   Tensor operator()(const Tensor& x, const sint& start_pos, const Tensor& freqs, const std::optional<Tensor>& mask);
   TG_PARAMETERS(wq, wk, wv, wo)

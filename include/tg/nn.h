@@ -287,6 +287,8 @@ struct Embedding {
   // each row copied by one small kernel run per id (its row and id bound variables), not operator()'s
   // compare-and-sum over the whole vocabulary. For inference: no gradient reaches the table.
   Tensor rows_of(const Tensor& idx, DType dtype) const;
+  // x (..., embed) @ weight.T: an output head tied to this table (through its blocks while it has them).
+  Tensor as_head(const Tensor& x) const;
   void use_blocks(const BlockWeight& w);
   TG_PARAMETERS(weight)
 };

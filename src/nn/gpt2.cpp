@@ -95,7 +95,7 @@ Tensor GPT2::run_blocks(Tensor x, const sint& start_pos) {
   }
   const sint B = x.shape()[0];
   Tensor last = ln_f(x.shrink({{0, B}, {int64_t(T) - 1, int64_t(T)}, {0, config.dim}})).reshape({B, config.dim});
-  return last.matmul(wte.weight.transpose()).cast(dtypes::float32);
+  return wte.as_head(last).cast(dtypes::float32);
 }
 
 GPT2 GPT2::from_safetensors(const std::string& path, const std::string& device_name, int64_t max_context) {

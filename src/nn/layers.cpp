@@ -65,6 +65,25 @@ void check_channels(const char* layer, const Tensor& x, int64_t channels) {
                 " channels in dim 1 (expected (N, " + std::to_string(channels) + ", ...))");
 }
 
+// x @ weight.T (+ bias), through `blocks` while weight is still their dense form (Linear, and a head tied to an
+// Embedding).
+Tensor linear_through(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias,
+                      const std::shared_ptr<const BlockWeight>& blocks) {
+  if (!blocks || !blocks->serves(weight)) return x.linear(weight, bias);
+  Tensor y = blocks->linear(x);
+  return bias ? y + *bias : y;
+}
+
+// use_blocks of Linear and Embedding: `w` must have the (out, in) shape of `weight`, which becomes its dense form.
+void attach_blocks(const char* who, const BlockWeight& w, Tensor& weight, std::shared_ptr<const BlockWeight>& blocks) {
+  if (!(weight.shape() == Shape{w.out_features(), w.in_features()}))
+    throw Error(std::string(who) + "::use_blocks: a " + std::to_string(w.out_features()) + "x" +
+                std::to_string(w.in_features()) + " " + w.format() + " weight for a layer of " +
+                weight.shape()[1].str() + " inputs and " + weight.shape()[0].str() + " outputs");
+  blocks = std::make_shared<const BlockWeight>(w);
+  weight = blocks->dense();
+}
+
 }  // namespace
 
 // ---- Linear ----
@@ -75,20 +94,10 @@ Linear::Linear(int64_t in_features, int64_t out_features, bool with_bias)
   if (with_bias) bias = Tensor::uniform({out_features}, -fan_in_bound(in_features), fan_in_bound(in_features));
 }
 
-Tensor Linear::operator()(const Tensor& x) const {
-  if (!blocks || !blocks->serves(weight)) return x.linear(weight, bias);
-  Tensor y = blocks->linear(x);
-  return bias ? y + *bias : y;
-}
+Tensor Linear::operator()(const Tensor& x) const { return linear_through(x, weight, bias, blocks); }
 
-void Linear::use_blocks(const BlockWeight& w) {
-  if (!(weight.shape() == Shape{w.out_features(), w.in_features()}))
-    throw Error("Linear::use_blocks: a " + std::to_string(w.out_features()) + "x" + std::to_string(w.in_features()) +
-                " " + w.format() + " weight for a layer of " + weight.shape()[1].str() + " inputs and " +
-                weight.shape()[0].str() + " outputs");
-  blocks = std::make_shared<const BlockWeight>(w);
-  weight = blocks->dense();
-}
+void Linear::use_blocks(const BlockWeight& w) { attach_blocks("Linear", w, weight, blocks); }
+
 
 // ---- Conv2d / Conv1d ----
 Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, Ints kernel, Ints stride_, Ints padding_, Ints dilation_,
@@ -244,14 +253,9 @@ Embedding::Embedding(int64_t vocab, int64_t embed)
       weight((check_positive("Embedding", "vocab_size", vocab), check_positive("Embedding", "embed_size", embed),
               Tensor::glorot_uniform({vocab, embed}))) {}
 
-void Embedding::use_blocks(const BlockWeight& w) {
-  if (w.out_features() != vocab_size || w.in_features() != embed_size)
-    throw Error("Embedding::use_blocks: a " + std::to_string(w.out_features()) + "x" + std::to_string(w.in_features()) +
-                " " + w.format() + " table for an embedding of " + std::to_string(vocab_size) + " x " +
-                std::to_string(embed_size));
-  blocks = std::make_shared<const BlockWeight>(w);
-  weight = blocks->dense();
-}
+void Embedding::use_blocks(const BlockWeight& w) { attach_blocks("Embedding", w, weight, blocks); }
+
+Tensor Embedding::as_head(const Tensor& x) const { return linear_through(x, weight, std::nullopt, blocks); }
 
 Tensor Embedding::rows_of(const Tensor& idx, DType dtype) const {
   if (!idx.dtype().is_int())

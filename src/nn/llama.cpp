@@ -89,8 +89,7 @@ Tensor LlamaAttention::operator()(const Tensor& x, const sint& start_pos, const 
                                   const std::optional<Tensor>& mask) {
   const sint B = x.shape()[0], T = x.shape()[1];
   const int64_t dq = n_heads * head_dim, dkv = n_kv_heads * head_dim;
-  bool fused = wqkv.has_value() && qkv_views.size() == 3;
-  for (size_t i = 0; fused && i < 3; i++) fused = (i == 0 ? wq : i == 1 ? wk : wv).weight.uop() == qkv_views[i].uop();
+  const bool fused = qkv_fused();
   Tensor q_lin = fused ? (*wqkv)(x) : wq(x);
   auto cols = [&](int64_t a, int64_t b) { return q_lin.shrink({{0, B}, {0, T}, {a, b}}); };
   Tensor xq = apply_rotary((fused ? cols(0, dq) : q_lin).reshape({B, T, n_heads, head_dim}), freqs);
@@ -121,6 +120,14 @@ Tensor LlamaAttention::operator()(const Tensor& x, const sint& start_pos, const 
   if (mask) scores = scores + mask->reshape({1, 1, 1, T, end});
   Tensor attn = scores.cast(dtypes::float32).softmax(-1).cast(x.dtype()).matmul(values);  // (B, KV, n_rep, T, hd)
   return wo(attn.permute({0, 3, 1, 2, 4}).reshape({B, T, n_heads * head_dim}));
+}
+
+bool LlamaAttention::qkv_fused() const {
+  if (!wqkv || qkv_views.size() != 3) return false;
+  const Linear* parts[3] = {&wq, &wk, &wv};
+  for (size_t i = 0; i < 3; i++)
+    if (parts[i]->weight.uop() != qkv_views[i].uop()) return false;
+  return true;
 }
 
 void LlamaAttention::fuse_qkv() {
@@ -213,10 +220,7 @@ Tensor Llama::run_layers(Tensor h, const sint& start_pos) {
   }
   const sint B = h.shape()[0];
   Tensor last = norm(h.shrink({{0, B}, {int64_t(T) - 1, int64_t(T)}, {0, config.dim}})).reshape({B, config.dim});
-  const auto& table = tok_embeddings;  // a tied head multiplies by the embedding (in its blocks, if it has them)
-  Tensor logits = output                                               ? (*output)(last)
-                  : table.blocks && table.blocks->serves(table.weight) ? table.blocks->linear(last)
-                                                                       : last.matmul(table.weight.transpose());
+  Tensor logits = output ? (*output)(last) : tok_embeddings.as_head(last);
   return logits.cast(dtypes::float32);
 }
 
