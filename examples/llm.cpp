@@ -30,6 +30,7 @@ struct Args {
   int64_t n = 64, max_context = 0;
   std::string dtype = "float32";
   bool dequantize = false;
+  bool ignore_eos = false;  // decode exactly -n tokens (benchmarks), as llama.cpp's --ignore-eos
   uint64_t seed = 0;
   tg::nn::SamplerConfig sampler;
 };
@@ -37,7 +38,7 @@ struct Args {
 [[noreturn]] void usage(const char* why) {
   std::fprintf(stderr,
                "llm: %s\nusage: llm --model PATH.gguf [--prompt TEXT] [--chat] [-n TOKENS] [--temperature T] "
-               "[--top-k K] [--top-p P] [--seed S] [--context N] [--dtype float32|float16] [--dequantize] [--ids]\n",
+               "[--top-k K] [--top-p P] [--seed S] [--context N] [--dtype float32|float16] [--dequantize] [--ignore-eos] [--ids]\n",
                why);
   std::exit(2);
 }
@@ -71,6 +72,8 @@ Args parse(int argc, char** argv) {
         a.seed = std::stoull(value());
       else if (k == "--dequantize")
         a.dequantize = true;
+      else if (k == "--ignore-eos")
+        a.ignore_eos = true;
       else if (k == "--dtype")
         a.dtype = value();
       else if (k == "--context")
@@ -119,7 +122,7 @@ int main(int argc, char** argv) {
     const int64_t room = model.config.max_context - int64_t(ids.size());
     if (ids.empty() || room <= 0) throw tg::Error("llm: the prompt has " + std::to_string(ids.size()) + " tokens");
     const std::optional<int32_t> im_end = tok.token_id("<|im_end|>"), eot = tok.token_id("<|eot_id|>");
-    auto stops = [&](int32_t t) { return t == tok.eos_id() || t == im_end || t == eot; };
+    auto stops = [&](int32_t t) { return !args.ignore_eos && (t == tok.eos_id() || t == im_end || t == eot); };
 
     std::mt19937_64 rng(args.seed);
     if (!args.chat) std::fputs(args.prompt.c_str(), stdout);
@@ -137,8 +140,12 @@ int main(int argc, char** argv) {
       return std::vector<tg::Tensor>{model.forward_token(*in[0].bound_variable(), *in[1].bound_variable())};
     });
     std::vector<int32_t> out;
-    int64_t generated = 0;
+    int64_t generated = 0, steps = 0;
     auto t_decode = std::chrono::steady_clock::now();
+    // TinyJit runs the first step eagerly and captures the second (scheduling and loading the kernels); the
+    // steady rate is timed from the end of the second step.
+    constexpr int64_t kWarmupSteps = 2;
+    auto t_steady = t_decode;
     for (int64_t p = n0; generated < args.n && !stops(next); p++) {
       const std::string piece = tok.token_bytes(next);
       std::fwrite(piece.data(), 1, piece.size(), stdout);
@@ -148,8 +155,9 @@ int main(int argc, char** argv) {
       if (generated == args.n || p >= model.config.max_context) break;
       const std::vector<tg::Tensor> in = {tg::Tensor(token.bind(next)), tg::Tensor(pos.bind(p))};
       next = tg::nn::sample_token(step(in)[0].tolist<float>(), args.sampler, rng);
+      if (++steps == kWarmupSteps) t_steady = std::chrono::steady_clock::now();
     }
-    const double decode_s = seconds_since(t_decode);
+    const double decode_s = seconds_since(t_decode), steady_s = seconds_since(t_steady);
     std::printf("\n");
     if (args.print_ids) {
       auto line = [](const char* what, const std::vector<int32_t>& v) {
@@ -168,9 +176,13 @@ int main(int argc, char** argv) {
       std::printf("\n");
     }
     std::fflush(stdout);
-    std::fprintf(stderr, "prompt %lld tokens, time to first token %.3f s; %lld tokens in %.3f s: %.1f tok/s\n",
+    std::fprintf(stderr, "prompt %lld tokens, time to first token %.3f s; %lld tokens in %.3f s: %.1f tok/s",
                  static_cast<long long>(n0), ttft, static_cast<long long>(generated), decode_s,
                  generated > 1 ? double(generated - 1) / decode_s : 0.0);
+    if (steps > kWarmupSteps)
+      std::fprintf(stderr, "; %.1f tok/s after the JIT's %lld warm-up steps", double(steps - kWarmupSteps) / steady_s,
+                   static_cast<long long>(kWarmupSteps));
+    std::fprintf(stderr, "\n");
   } catch (const tg::Error& e) {
     std::fprintf(stderr, "llm: %s\n", e.what());
     return 1;
