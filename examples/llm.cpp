@@ -38,7 +38,8 @@ struct Args {
 [[noreturn]] void usage(const char* why) {
   std::fprintf(stderr,
                "llm: %s\nusage: llm --model PATH.gguf [--prompt TEXT] [--chat] [-n TOKENS] [--temperature T] "
-               "[--top-k K] [--top-p P] [--seed S] [--context N] [--dtype float32|float16] [--dequantize] [--ignore-eos] [--ids]\n",
+               "[--top-k K] [--top-p P] [--seed S] [--context N] [--dtype float32|float16] [--dequantize] "
+               "[--ignore-eos] [--ids]\n",
                why);
   std::exit(2);
 }

@@ -224,11 +224,17 @@ class ClangCompiler : public Compiler {
   // as two 256-bit halves on AVX-512 CPUs (their default for -march of recent Xeons), doubling the instructions of
   // every vectorized loop. On CPUs without AVX-512 it changes nothing.
   static inline const std::vector<std::string> kFlags = {
-      "-O2", "-march=native", "-fPIC", "-ffp-contract=on", "-fno-math-errno", "-fwrapv",
+    "-O2",
+    "-march=native",
+    "-fPIC",
+    "-ffp-contract=on",
+    "-fno-math-errno",
+    "-fwrapv",
 #if defined(__x86_64__) || defined(__i386__)
-      "-mprefer-vector-width=512",
+    "-mprefer-vector-width=512",
 #endif
-      "-Werror=implicit-function-declaration"};
+    "-Werror=implicit-function-declaration"
+  };
 
   static std::string cpu_model() {
     std::ifstream in("/proc/cpuinfo");
