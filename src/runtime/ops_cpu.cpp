@@ -223,18 +223,15 @@ class ClangCompiler : public Compiler {
   // -mprefer-vector-width=512 (x86): the renderer writes 16-float vectors; without it clang and gcc legalize them
   // as two 256-bit halves on AVX-512 CPUs (their default for -march of recent Xeons), doubling the instructions of
   // every vectorized loop. On CPUs without AVX-512 it changes nothing.
-  static inline const std::vector<std::string> kFlags = {
-    "-O2",
-    "-march=native",
-    "-fPIC",
-    "-ffp-contract=on",
-    "-fno-math-errno",
-    "-fwrapv",
+  static std::vector<std::string> compile_flags() {
+    std::vector<std::string> f = {"-O2",     "-march=native", "-fPIC", "-ffp-contract=on", "-fno-math-errno",
+                                  "-fwrapv", "-Werror=implicit-function-declaration"};
 #if defined(__x86_64__) || defined(__i386__)
-    "-mprefer-vector-width=512",
+    f.push_back("-mprefer-vector-width=512");
 #endif
-    "-Werror=implicit-function-declaration"
-  };
+    return f;
+  }
+  static inline const std::vector<std::string> kFlags = compile_flags();
 
   static std::string cpu_model() {
     std::ifstream in("/proc/cpuinfo");
