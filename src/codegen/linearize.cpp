@@ -168,10 +168,13 @@ class Linearizer {
     push(n);
   }
 
-  // Everything the group's accumulators need from outside their loops, in graph order.
-  void emit_outside_ancestors(const Group& g) {
+  // Everything the group's accumulators and the other nodes inside its loops (a PREFETCH no accumulator reads)
+  // need from outside those loops, in graph order.
+  void emit_outside_ancestors(const Group& g, int gi) {
     std::unordered_set<const UOp*> anc;
     std::vector<const UOp*> stack(g.members.begin(), g.members.end());
+    for (const UOp* v : topo_)
+      if (v->op == Ops::PREFETCH && nest_of(v) == gi) stack.push_back(v);
     while (!stack.empty()) {
       const UOp* u = stack.back();
       stack.pop_back();
@@ -202,11 +205,12 @@ class Linearizer {
     Group& g = groups_[size_t(gi)];
     if (g.done) return;
     g.done = true;
-    emit_outside_ancestors(g);
+    emit_outside_ancestors(g, gi);
     for (const UOp* a : g.members) emit_acc(a->src[0].get());
     for (const UOp* rng : g.ranges) emit(rng);
     for (const UOp* v : topo_) {
-      if (map_.count(v) || v->op == Ops::RANGE || nest_of(v) != gi || update_of_.count(v)) continue;
+      if (map_.count(v) || v->op == Ops::RANGE || v->op == Ops::SINK || nest_of(v) != gi || update_of_.count(v))
+        continue;
       if (group_of_.count(v)) throw Error("linearize: an accumulator inside another one's loops");
       emit(v);
     }

@@ -32,6 +32,7 @@
 #include "codegen/exact_products.h"
 #include "codegen/linearize.h"
 #include "codegen/lowerer_internal.h"
+#include "codegen/prefetch.h"
 #include "shape/indexing.h"
 #include "tg/error.h"
 #include "uop/decompositions.h"
@@ -576,6 +577,7 @@ UOpPtr lower_kernel(const Kernel& k) {
   UOpPtr ast = decompositions(exact_products(k.optimized_ast()));
   ScopedPass pass("lower");
   UOpPtr out = lowering::Lowerer(k, ast).lower(ast);
+  if (k.renderer().prefetches()) out = add_prefetches(out);
   pass.set(-1, int64_t(toposort(out).size()));
   return out;
 }

@@ -17,8 +17,8 @@ namespace {
 constexpr Ops kProgramOps[] = {
     Ops::DEFINE_GLOBAL, Ops::DEFINE_VAR, Ops::SPECIAL, Ops::CONST, Ops::RANGE, Ops::ENDRANGE, Ops::DEFINE_ACC,
     Ops::ASSIGN, Ops::LOAD, Ops::STORE, Ops::IF, Ops::ENDIF, Ops::DEFINE_LOCAL, Ops::BARRIER, Ops::WMMA, Ops::GEP,
-    Ops::VECTORIZE, Ops::CP_ASYNC, Ops::ASYNC_COMMIT, Ops::ASYNC_WAIT, Ops::LDMATRIX, Ops::WGMMA,
-    Ops::TENSOR_MAP, Ops::TMA_LOAD, Ops::MBAR_INIT, Ops::MBAR_EXPECT, Ops::MBAR_WAIT,
+    Ops::VECTORIZE, Ops::CP_ASYNC, Ops::ASYNC_COMMIT, Ops::ASYNC_WAIT, Ops::LDMATRIX, Ops::WGMMA, Ops::TENSOR_MAP,
+    Ops::TMA_LOAD, Ops::MBAR_INIT, Ops::MBAR_EXPECT, Ops::MBAR_WAIT, Ops::PREFETCH,
     // ALU
     Ops::ADD, Ops::MUL, Ops::SUB, Ops::IDIV, Ops::MOD, Ops::MAX, Ops::CMPLT, Ops::CMPNE, Ops::AND, Ops::OR, Ops::XOR,
     Ops::SHL, Ops::SHR, Ops::FDIV, Ops::WHERE, Ops::MULACC, Ops::EXP2, Ops::LOG2, Ops::SIN, Ops::SQRT, Ops::RECIP,
@@ -197,6 +197,12 @@ class Verifier {
       case Ops::LOAD:
       case Ops::STORE:
         return memory(pos, u);
+      case Ops::PREFETCH:
+        need_src(pos, 2);
+        element(pos, u.src[0]);
+        need_int(pos, 1, "index");
+        if (u.dtype != dtypes::void_) fail(pos, "must have dtype void");
+        return;
       case Ops::WMMA:
         return wmma(pos, u);
       case Ops::WGMMA:

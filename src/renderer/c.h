@@ -26,6 +26,7 @@ class ClangRenderer : public CStyleRenderer {
   bool supports(Ops op) const override { return op != Ops::WMMA && CStyleRenderer::supports(op); }
   bool vectorizes(Ops op, DType scalar) const override;
   bool vectorizes_cast(DType from, DType to) const override;
+  bool prefetches() const override { return true; }
   int threads() const override { return cpu_threads(); }
   // THREADS (env or tg::Context) if set, else the host's hardware threads. THREADS=1 turns threading off.
   static int cpu_threads();

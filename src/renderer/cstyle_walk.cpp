@@ -216,6 +216,10 @@ void CStyleWalk::emit(size_t i) {
       return load(i, u);
     case Ops::STORE:
       return store(i, u);
+    case Ops::PREFETCH:  // (codegen/prefetch.h; only where the renderer has prefetches)
+      if (u.src.size() != 2) throw Error(where(i) + ": PREFETCH takes (buf, idx)");
+      line("__builtin_prefetch(" + src(u, 0) + "+" + src(u, 1) + ");");
+      return;
     default:
       return expression(i, u);
   }

@@ -29,6 +29,8 @@ class Renderer {
   virtual bool vectorizes(Ops op, DType scalar) const { return false; }
   // Whether a CAST of a vector of `from` to a vector of `to` is one vector node (else lanes).
   virtual bool vectorizes_cast(DType from, DType to) const { return false; }
+  // PREFETCH(buffer, index) statements (codegen/prefetch.h): a hint that never faults
+  virtual bool prefetches() const { return false; }
   // Vector widths the backend has (CUDA: float2, float4), and whether a vector LOAD/STORE needs an index
   // that is a multiple of its width (GPUs fault on misaligned vector accesses; the CPU's do not).
   virtual bool vector_width_ok(int width, DType scalar) const { return true; }

@@ -410,6 +410,7 @@ class Executor {
         case Ops::DEFINE_GLOBAL:
         case Ops::DEFINE_LOCAL:
         case Ops::ENDIF:
+        case Ops::PREFETCH:  // a hint
           break;
         case Ops::CONST:
           v[in.out] = in.imm;

@@ -14,7 +14,7 @@ namespace tg {
   X(VIEW) X(CONST) X(REDUCE_AXIS) X(SINK) X(STORE) X(LOAD) X(DEFINE_GLOBAL) X(DEFINE_VAR)            \
   /* lowered code */                                                                                 \
   X(RANGE) X(ENDRANGE) X(SPECIAL) X(DEFINE_ACC) X(DEFINE_LOCAL) X(REDUCE) X(BARRIER) X(IF) X(ENDIF)  \
-  X(VECTORIZE) X(GEP) X(INDEX) X(NOOP)                                                               \
+  X(VECTORIZE) X(GEP) X(INDEX) X(NOOP) X(PREFETCH)                                                  \
   /* lowered code: asynchronous copies to shared memory and warp-wide fragment loads (tensor cores) */ \
   X(CP_ASYNC) X(ASYNC_COMMIT) X(ASYNC_WAIT) X(LDMATRIX)                                              \
   /* lowered code: bulk tensor copies (TMA) and the shared-memory barriers that count their bytes */  \
