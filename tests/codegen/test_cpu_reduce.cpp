@@ -66,3 +66,31 @@ TEST(CpuReduce, RowSumVectorizesTheReduce) {
   for (float f : v) want += f;
   EXPECT_NEAR(big.sum().item<float>(), want, 1e-5 * want);
 }
+
+// Attention over a symbolic number of keys (codegen/opt/heuristic.cpp, cpu_symbolic_vectors): q . k vectorizes
+// the concrete head dim, probs @ V the output's head dim; the values match the interpreter at several lengths.
+TEST(CpuReduce, SymbolicAttentionVectorizesItsConcreteDims) {
+  tg::Variable n("start_pos", 1, 64);
+  auto attend = [&](const std::string& dev, int64_t len) {
+    Tensor k(tgtest::random_floats(64 * 3 * 64, 1), {64, 3, 64}, {.device = dev});
+    Tensor v(tgtest::random_floats(64 * 3 * 64, 2), {64, 3, 64}, {.device = dev});
+    Tensor q(tgtest::random_floats(3 * 64, 3), {3, 1, 64}, {.device = dev});
+    const tg::sint keys = n.bind(len);
+    Tensor ks = k.shrink({{0, keys}, {0, 3}, {0, 64}}).permute({1, 2, 0});  // (3, 64, keys)
+    Tensor vs = v.shrink({{0, keys}, {0, 3}, {0, 64}}).permute({1, 0, 2});  // (3, keys, 64)
+    return (q.matmul(ks) * 0.125f).softmax(-1).matmul(vs);
+  };
+  tg::Schedule s = tg::create_schedule({attend("CPU", 9).uop()});
+  int vectorized = 0;
+  for (const tg::ScheduleItem& item : s.items) {
+    if (item.ast->op != tg::Ops::SINK) continue;  // (the copies of the inputs)
+    tg::Kernel k(item.ast, tg::get_device("CPU").renderer());
+    k.hand_coded_optimizations();
+    for (auto& o : k.applied_opts())
+      vectorized += (o.op == tg::OptOps::UPCAST || o.op == tg::OptOps::UNROLL) && o.amount == 16;
+  }
+  EXPECT_GE(vectorized, 2) << "q . k along the head dim and probs @ V along the output's";
+  for (int64_t len : {1, 7, 33, 64})
+    expect_close(attend("INTERP", len).tolist<float>(), attend("CPU", len).tolist<float>(), 1e-5f,
+                 "keys " + std::to_string(len));
+}
