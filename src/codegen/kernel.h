@@ -165,6 +165,7 @@ class Kernel {
   void unroll_reduce(const std::function<bool(const Opt&)>& try_opt, int vw, DType dtype_of_output, int64_t tile);
   void cpu_threads(const std::function<bool(const Opt&)>& try_opt);
   void cpu_symbolic_vectors(const std::function<bool(const Opt&)>& try_opt);
+  bool writes_bytes() const;
   void gpu_workgroups(const std::function<bool(const Opt&)>& try_opt);
   // hand_coded_optimizations on GPUs, elementwise kernels: a loop that reads an input contiguously goes innermost.
   void lanes_along_input(const std::function<bool(const Opt&)>& try_opt);

@@ -258,6 +258,13 @@ bool Kernel::masks_along(int d) const {
   return false;
 }
 
+// Whether the kernel writes 1-byte integers: an elementwise one then vectorizes too (16-byte vectors; a quantized
+// matrix's blocks compacted at load, 16 bytes of every 18 or 20, were copied a byte at a time at ~2.5 GB/s).
+bool Kernel::writes_bytes() const {
+  const DType out = ast_->src.at(0)->src.at(2)->dtype;
+  return out.itemsize() == 1 && !out.is_float() && out != dtypes::bool_;
+}
+
 // hand_coded_optimizations' step 4 (CPUs).
 void Kernel::cpu_threads(const std::function<bool(const Opt&)>& try_opt) {
   // 4. Threads: split the outermost loop dim that divides evenly, when there is enough work for each.
@@ -361,9 +368,11 @@ void Kernel::hand_coded_optimizations() {
     if (kinds_[size_t(d)] == AxisKind::LOOP && stride_of(0, d) == 1) vdim = d;
   // (On GPUs only in elementwise kernels: in a reduce kernel the upcast would take threads from the grid; an
   // H100 ran beautiful_mnist's step at 203 ms with it against 169 ms without.)
-  const bool vector_output = gpu ? (dtype_of_output == dtypes::float32 || dtype_of_output == dtypes::float16 ||
-                                    dtype_of_output == dtypes::bfloat16) && !has_reduce()
-                                 : dtype_of_output.is_float() && dtype_of_output.itemsize() >= 4;
+  const bool vector_output =
+      gpu ? (dtype_of_output == dtypes::float32 || dtype_of_output == dtypes::float16 ||
+             dtype_of_output == dtypes::bfloat16) &&
+                !has_reduce()
+          : (dtype_of_output.is_float() && dtype_of_output.itemsize() >= 4) || (writes_bytes() && !has_reduce());
   // (A CPU reduce whose loads run along the reduce dim, not along this one, vectorizes the reduce instead
   // (step 3): a vector of outputs would gather one scalar from each row per step.)
   if (vdim >= 0 && vector_output && !gpu && loads_stream_along_reduce(vdim)) vdim = -1;
