@@ -59,4 +59,9 @@ UOpPtr new_external_buffer_uop(const std::string& device, int64_t size, DType dt
   return register_buffer(std::make_shared<Buffer>(device, size, dtype, data, std::move(owner)));
 }
 
+UOpPtr new_read_only_buffer_uop(const std::string& device, int64_t size, DType dtype, const void* data,
+                                std::shared_ptr<const void> owner) {
+  return register_buffer(Buffer::read_only_view(device, size, dtype, data, std::move(owner)));
+}
+
 }  // namespace tg

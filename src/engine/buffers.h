@@ -20,5 +20,9 @@ UOpPtr new_external_buffer_uop(int64_t size, DType dtype, const void* data, std:
 // `data` (Tensor::from_blob), kept alive by `owner`.
 UOpPtr new_external_buffer_uop(const std::string& device, int64_t size, DType dtype, void* data,
                                std::shared_ptr<const void> owner);
+// A new BUFFER node on `device` (host memory: CPU) whose Buffer reads `size` elements of external memory at `data`
+// in place until something writes it (Buffer::read_only_view: then it copies), kept alive by `owner`.
+UOpPtr new_read_only_buffer_uop(const std::string& device, int64_t size, DType dtype, const void* data,
+                                std::shared_ptr<const void> owner);
 
 }  // namespace tg

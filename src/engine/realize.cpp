@@ -67,6 +67,7 @@ void run_copy(const ScheduleItem& item) {
   Device& src_dev = get_device(src.device());
   bool wait = timing_each_item();
   bool xfer = false;
+  dst.ensure_writable();
   auto t0 = std::chrono::steady_clock::now();
   if (dst_dev.executes() && src_dev.executes()) {
     xfer = copy_buffer(dst, src);
@@ -123,9 +124,10 @@ void run_schedule_item(const ScheduleItem& item) {
   CompiledRunner& r = get_runner(device, item.ast);
   std::vector<void*> ptrs;
   int64_t mem = 0;
+  const size_t outputs = item.outputs;
   for (auto& u : item.bufs) {  // bind the item's BUFFER nodes to memory
     std::shared_ptr<Buffer> b = buffer_of(u.get());
-    ptrs.push_back(b->ensure_allocated());
+    ptrs.push_back(ptrs.size() < outputs ? b->ensure_writable() : b->ensure_allocated());
     mem += int64_t(b->nbytes());
   }
   bool wait = timing_each_item();

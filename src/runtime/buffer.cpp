@@ -1,6 +1,8 @@
 // Buffer: lazily allocated device memory for `size` elements of a dtype.
 #include "runtime/buffer.h"
 
+#include <cstring>
+
 #include "runtime/device.h"
 #include "tg/error.h"
 
@@ -28,6 +30,15 @@ Buffer::Buffer(std::string device, int64_t size, DType dtype, void* external, st
   owner_ = std::move(owner);
 }
 
+std::shared_ptr<Buffer> Buffer::read_only_view(std::string device, int64_t size, DType dtype, const void* external,
+                                               std::shared_ptr<const void> owner) {
+  auto b = std::make_shared<Buffer>(std::move(device), size, dtype, const_cast<void*>(external), std::move(owner));
+  if (get_device(b->device_).memory_space() != Device::MemorySpace::Host)
+    throw Error("Buffer: a read-only view of host memory on " + b->device_ + ", whose memory is not host memory");
+  b->readonly_ = true;  // (const_cast above: ensure_writable copies before anything writes)
+  return b;
+}
+
 Buffer::~Buffer() {
   if (!owns_ptr_) return;  // external memory belongs to owner_
   // The device was opened when ptr_ was allocated, so this lookup cannot fail.
@@ -51,13 +62,29 @@ void* Buffer::ensure_allocated() {
   return ptr_;
 }
 
+void* Buffer::ensure_writable() {
+  if (!readonly_) return ensure_allocated();
+  if (device_ == "HOST")
+    throw Error(
+        "Buffer: this HOST buffer is a read-only view of external memory (a mapped file); it cannot be written");
+  void* own = get_device(device_).allocator().alloc(alloc_bytes());
+  if (!own) throw Error("Buffer: out of memory on " + device_ + " copying " + std::to_string(nbytes()) + " bytes");
+  if (nbytes() > 0) std::memcpy(own, ptr_, nbytes());  // (host memory: read_only_view checked the device)
+  ptr_ = own;
+  owns_ptr_ = true;
+  owner_.reset();
+  readonly_ = false;
+  return ptr_;
+}
+
 void Buffer::copyin(const void* host, size_t bytes) {
   if (bytes != nbytes())
     throw Error("Buffer::copyin: got " + std::to_string(bytes) + " bytes for a buffer of " + std::to_string(size_) +
                 " x " + dtype_.repr() + " (" + std::to_string(nbytes()) + " bytes) on " + device_);
-  if (readonly_) throw Error("Buffer::copyin: this HOST buffer is a read-only view of external memory (a mapped file)");
+  if (readonly_ && device_ == "HOST")
+    throw Error("Buffer::copyin: this HOST buffer is a read-only view of external memory (a mapped file)");
   if (bytes == 0) return;
-  get_device(device_).allocator().copyin(ensure_allocated(), host, bytes);
+  get_device(device_).allocator().copyin(ensure_writable(), host, bytes);
 }
 
 void Buffer::copyout(void* host, size_t bytes) {

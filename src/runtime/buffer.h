@@ -18,6 +18,11 @@ class Buffer {
   // A buffer on `device` over writable memory of that device it does not own (another library's array,
   // shared through Tensor::from_blob): kernels read and write it in place; `owner` keeps it alive.
   Buffer(std::string device, int64_t size, DType dtype, void* external, std::shared_ptr<const void> owner);
+  // A read-only buffer on `device` (one whose memory is host memory: CPU) over external memory it does not own (a
+  // mapped file's tensor, read in place by kernels): the first write makes it the buffer's own copy
+  // (ensure_writable), so the mapping itself is never written.
+  static std::shared_ptr<Buffer> read_only_view(std::string device, int64_t size, DType dtype, const void* external,
+                                                std::shared_ptr<const void> owner);
   ~Buffer();
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
@@ -34,6 +39,9 @@ class Buffer {
   bool readonly() const { return readonly_; }
 
   void* ensure_allocated();                     // allocates on the device if needed
+  // ensure_allocated, for a buffer about to be written: a read-only view on a computing device becomes a copy of
+  // its contents in memory of its own first (a HOST file view stays read-only: throws).
+  void* ensure_writable();
   // Moves this buffer into memory of the same device it does not own (a slice of a memory planner's arena, kept
   // alive by `owner`): its own block goes back to the allocator. The contents are not copied.
   void rebase(void* memory, std::shared_ptr<const void> owner);

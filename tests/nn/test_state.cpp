@@ -141,6 +141,39 @@ TEST(StateSafetensors, LoadIsLazyAndZeroCopyOnTheHost) {
   EXPECT_EQ((dev.at("w") * 2).tolist<float>(), (std::vector<float>{2, 4, 6, 8}));
 }
 
+// On the CPU (host memory) kernels read the mapping in place; the first write to a loaded tensor copies it first
+// (Buffer::read_only_view), so the file never changes.
+TEST(StateSafetensors, CpuTensorsReadTheMappingUntilWritten) {
+  TempDir dir;
+  std::string path = dir.file("w.safetensors");
+  // (stored by name: a at 0, b at 16, c at 19, a float at an address no float may be read from)
+  safe_save({{"a", Tensor(std::vector<float>{1, 2, 3, 4}, {2, 2})},
+             {"b", Tensor(std::vector<int8_t>{5, 6, 7})},
+             {"c", Tensor(std::vector<float>{8, 9})}},
+            path);
+  auto m = safe_load(path, "CPU");
+  Tensor w = m.at("a");
+  ASSERT_EQ(w.uop()->op, Ops::VIEW);
+  auto buf = buffer_of(w.uop()->src[0].get());
+  EXPECT_EQ(buf->device(), "CPU");
+  EXPECT_TRUE(buf->readonly());
+  const void* mapped = buf->ptr();
+  EXPECT_EQ((w * 2).tolist<float>(), (std::vector<float>{2, 4, 6, 8}));
+  EXPECT_EQ(buf->ptr(), mapped) << "read in place";
+  w.assign(w + 1).realize();  // a kernel writes it: its own copy first
+  EXPECT_FALSE(buf->readonly());
+  EXPECT_NE(buf->ptr(), mapped);
+  EXPECT_EQ(w.tolist<float>(), (std::vector<float>{2, 3, 4, 5}));
+  Tensor b = m.at("b");
+  b.assign(Tensor(std::vector<int8_t>{-1, -2, -3})).realize();  // a copy into it
+  EXPECT_EQ(b.tolist<int>(), (std::vector<int>{-1, -2, -3}));
+  EXPECT_EQ(m.at("c").uop()->op, Ops::COPY) << "misaligned: copied as before";
+  EXPECT_EQ(m.at("c").tolist<float>(), (std::vector<float>{8, 9}));
+  auto again = safe_load(path, "CPU");
+  EXPECT_EQ(again.at("a").tolist<float>(), (std::vector<float>{1, 2, 3, 4})) << "the file is unchanged";
+  EXPECT_EQ(again.at("b").tolist<int>(), (std::vector<int>{5, 6, 7}));
+}
+
 TEST(StateSafetensors, SavingOverAMappedFileKeepsLoadedTensorsValid) {
   TempDir dir;
   std::string path = dir.file("w.safetensors");
