@@ -48,7 +48,9 @@ ReplayPlan::ReplayPlan(std::vector<ScheduleItem> items, std::vector<UOpPtr> inpu
     Exec e;
     for (const UOpPtr& u : item.bufs) {
       e.bufs.push_back(buffer_of(u.get()));
-      e.ptrs.push_back(e.bufs.back()->ensure_allocated());
+      const bool output = e.ptrs.size() < item.outputs;
+      if (!output && e.bufs.back()->readonly()) movable_.push_back({execs_.size(), e.ptrs.size()});
+      e.ptrs.push_back(output ? e.bufs.back()->ensure_writable() : e.bufs.back()->ensure_allocated());
     }
     if (item.ast->op != Ops::COPY) {  // (copies between devices run between the graphs)
       const std::string dev = buffer_device(item.bufs.at(0).get());
@@ -82,6 +84,7 @@ void ReplayPlan::run(const std::vector<UOpPtr>& inputs, const std::vector<int64_
                 std::to_string(inputs_.size()));
   set_variables(variables);
   refresh_host_inputs();
+  refresh_moved_buffers();
   // Values realized from these buffers' earlier contents (an output read after the last call) are old now.
   buffers_overwritten(written_);
   if (timing_each_item()) {
@@ -203,6 +206,15 @@ void ReplayPlan::refresh_host_inputs() {
     std::vector<uint8_t> bytes = h.bytes();
     buffer_of(h.host.get())->copyin(bytes.data(), bytes.size());
   }
+}
+
+void ReplayPlan::refresh_moved_buffers() {
+  bool moved = false;
+  for (auto [x, j] : movable_) {
+    void* now = execs_[x].bufs[j]->ptr();
+    if (execs_[x].ptrs[j] != now) execs_[x].ptrs[j] = now, moved = true;
+  }
+  if (moved && !graphs_.empty()) graphs_.clear(), graph_tried_ = false;  // (graphs hold the old addresses)
 }
 
 void ReplayPlan::count_kernels() const {

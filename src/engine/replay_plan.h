@@ -57,6 +57,9 @@ class ReplayPlan {
   std::vector<std::shared_ptr<Buffer>> input_bufs_;  // the captured inputs' memory
   std::vector<Exec> execs_;
   std::vector<InputSlot> slots_;
+  // (exec, buf) of the buffers that were read-only views of a file at capture: a write after it gives them memory of
+  // their own (Buffer::ensure_writable), which each replay then reads
+  std::vector<std::pair<size_t, size_t>> movable_;
   std::vector<std::string> variables_;
   std::vector<VarSlot> var_slots_;
   bool graphable_ = true;
@@ -72,6 +75,7 @@ class ReplayPlan {
   std::unordered_map<const UOp*, UOpPtr> rebind(const std::vector<UOpPtr>& inputs) const;
   void count_kernels() const;
   void refresh_host_inputs();
+  void refresh_moved_buffers();
   void run_items(const std::vector<UOpPtr>& inputs);
   void set_variables(const std::vector<int64_t>& values);
   void run_bound(const std::vector<UOpPtr>& inputs);

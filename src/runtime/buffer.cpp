@@ -72,7 +72,7 @@ void* Buffer::ensure_writable() {
   if (nbytes() > 0) std::memcpy(own, ptr_, nbytes());  // (host memory: read_only_view checked the device)
   ptr_ = own;
   owns_ptr_ = true;
-  owner_.reset();
+  retired_ = std::move(owner_);  // (views of the old memory handed out before, Tensor::memory, stay valid)
   readonly_ = false;
   return ptr_;
 }

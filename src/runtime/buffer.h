@@ -55,6 +55,7 @@ class Buffer {
   DType dtype_;
   void* ptr_ = nullptr;
   std::shared_ptr<const void> owner_;  // set for external memory
+  std::shared_ptr<const void> retired_;  // a read-only view's memory after its first write (ensure_writable)
   bool owns_ptr_ = false;              // ptr_ came from the device's allocator (is freed back to it)
   bool readonly_ = false;              // external memory that must not be written (a file mapping)
 };

@@ -2,16 +2,16 @@
 // values compared, and corrupt files that must give a tg::Error naming the file.
 #include <gtest/gtest.h>
 
-#include <random>
-
 #include <cstring>
+#include <random>
 #include <string>
 
-#include "nn/state/json.h"
 #include "engine/buffers.h"
+#include "nn/state/json.h"
 #include "state_test_util.h"
 #include "state_torch_fixture.h"
 #include "tg/counters.h"
+#include "tg/jit.h"
 #include "tg/state.h"
 #include "uop/uop.h"
 
@@ -160,6 +160,8 @@ TEST(StateSafetensors, CpuTensorsReadTheMappingUntilWritten) {
   const void* mapped = buf->ptr();
   EXPECT_EQ((w * 2).tolist<float>(), (std::vector<float>{2, 4, 6, 8}));
   EXPECT_EQ(buf->ptr(), mapped) << "read in place";
+  MemoryView shared = w.memory();  // handed to another library before the write
+  EXPECT_TRUE(shared.readonly);
   w.assign(w + 1).realize();  // a kernel writes it: its own copy first
   EXPECT_FALSE(buf->readonly());
   EXPECT_NE(buf->ptr(), mapped);
@@ -172,6 +174,22 @@ TEST(StateSafetensors, CpuTensorsReadTheMappingUntilWritten) {
   auto again = safe_load(path, "CPU");
   EXPECT_EQ(again.at("a").tolist<float>(), (std::vector<float>{1, 2, 3, 4})) << "the file is unchanged";
   EXPECT_EQ(again.at("b").tolist<int>(), (std::vector<int>{5, 6, 7}));
+  m.clear();  // (w alone keeps the first mapping now)
+  EXPECT_EQ(static_cast<const float*>(shared.data)[3], 4.0f) << "the shared view still reads the file's values";
+}
+
+// A TinyJit captured while a loaded weight was still the file's mapping reads the weight's own memory once a write
+// has moved it there.
+TEST(StateSafetensors, AJitReadsALoadedWeightAfterItIsWritten) {
+  TempDir dir;
+  std::string path = dir.file("w.safetensors");
+  safe_save({{"w", Tensor(std::vector<float>{1, 2, 3, 4}, {4})}}, path);
+  Tensor w = safe_load(path, "CPU").at("w");
+  TinyJit scale([&](const std::vector<Tensor>& in) { return std::vector<Tensor>{(w * in[0]).contiguous()}; });
+  Tensor x(std::vector<float>{1, 1, 1, 2}, {4});
+  for (int i = 0; i < 3; i++) EXPECT_EQ(scale({x})[0].tolist<float>(), (std::vector<float>{1, 2, 3, 8})) << i;
+  w.assign(Tensor(std::vector<float>{10, 20, 30, 40}, {4})).realize();
+  EXPECT_EQ(scale({x})[0].tolist<float>(), (std::vector<float>{10, 20, 30, 80}));
 }
 
 TEST(StateSafetensors, SavingOverAMappedFileKeepsLoadedTensorsValid) {
