@@ -1,8 +1,9 @@
 #include "codegen/prefetch.h"
 
 #include <algorithm>
-#include <map>
+#include <optional>
 #include <unordered_map>
+#include <vector>
 
 #include "uop/pattern.h"
 #include "uop/symbolic_linear.h"
@@ -37,6 +38,12 @@ bool is_const_range(const UOp* r) {
          r->src.at(1)->op == Ops::CONST;
 }
 
+bool depends_on_a_loop(const UOpPtr& x) {
+  for (const UOp* u : toposort(x))
+    if (u->op == Ops::RANGE) return true;
+  return false;
+}
+
 // The stream a load belongs to, or nothing when its index is not (other terms) + tile * O + sum(stride * R) + c
 // for one output loop O and every loop R of one reduce (each a constant trip).
 std::optional<Stream> stream_of(const UOp& load, const PrefetchCtx& ctx) {
@@ -49,6 +56,7 @@ std::optional<Stream> stream_of(const UOp& load, const PrefetchCtx& ctx) {
   for (const LinearTerm& t : lin->terms) {
     auto it = ctx.loops_of.find(t.x.get());
     if (t.x->op != Ops::RANGE) {
+      if (depends_on_a_loop(t.x)) return std::nullopt;  // (a div or mod of a loop: not a walk of tiles)
       s.rest.push_back(t);
     } else if (it != ctx.loops_of.end() && (!loops || *loops == it->second) && is_const_range(t.x.get()) &&
                t.coef > 0) {
