@@ -144,8 +144,10 @@ class Linearizer {
     }
   }
 
-  // The group whose loops a node must sit in, or -1.
+  // The group whose loops a node must sit in, or -1 (the SINK: it gathers the kernel's statements, whatever loops
+  // they sit in).
   int nest_of(const UOp* u) const {
+    if (u->op == Ops::SINK) return -1;
     if (auto it = update_of_.find(u); it != update_of_.end()) return it->second;
     if (u->op == Ops::RANGE) {
       auto it = owner_.find(u);
@@ -174,7 +176,7 @@ class Linearizer {
     std::unordered_set<const UOp*> anc;
     std::vector<const UOp*> stack(g.members.begin(), g.members.end());
     for (const UOp* v : topo_)
-      if (v->op == Ops::PREFETCH && nest_of(v) == gi) stack.push_back(v);
+      if (nest_of(v) == gi) stack.push_back(v);
     while (!stack.empty()) {
       const UOp* u = stack.back();
       stack.pop_back();
@@ -209,8 +211,7 @@ class Linearizer {
     for (const UOp* a : g.members) emit_acc(a->src[0].get());
     for (const UOp* rng : g.ranges) emit(rng);
     for (const UOp* v : topo_) {
-      if (map_.count(v) || v->op == Ops::RANGE || v->op == Ops::SINK || nest_of(v) != gi || update_of_.count(v))
-        continue;
+      if (map_.count(v) || v->op == Ops::RANGE || nest_of(v) != gi || update_of_.count(v)) continue;
       if (group_of_.count(v)) throw Error("linearize: an accumulator inside another one's loops");
       emit(v);
     }

@@ -198,11 +198,7 @@ class Verifier {
       case Ops::STORE:
         return memory(pos, u);
       case Ops::PREFETCH:
-        need_src(pos, 2);
-        element(pos, u.src[0]);
-        need_int(pos, 1, "index");
-        if (u.dtype != dtypes::void_) fail(pos, "must have dtype void");
-        return;
+        return prefetch(pos, u);
       case Ops::WMMA:
         return wmma(pos, u);
       case Ops::WGMMA:
@@ -302,6 +298,14 @@ class Verifier {
       if (u.src[3]->dtype != u.dtype) fail(pos, "has an alt value of dtype " + u.src[3]->dtype.repr());
     }
     if (!load && u.src.size() == 4) need_bool(pos, 3, "gate");
+  }
+
+  // PREFETCH(buf, index): a hint about a global buffer's element (codegen/prefetch.h); it has no value.
+  void prefetch(int32_t pos, const UOp& u) const {
+    need_src(pos, 2);
+    element(pos, u.src[0]);
+    need_int(pos, 1, "index");
+    if (u.dtype != dtypes::void_) fail(pos, "must have dtype void");
   }
 
   // Operand dtypes as tinygrad's uop spec wants them: a missing CAST is caught here, not read as garbage.

@@ -50,10 +50,6 @@ std::shared_ptr<Buffer> buffer_of(const UOp* u) {
   return b;
 }
 
-UOpPtr new_external_buffer_uop(int64_t size, DType dtype, const void* data, std::shared_ptr<const void> owner) {
-  return register_buffer(std::make_shared<Buffer>(size, dtype, data, std::move(owner)));  // checks come first
-}
-
 UOpPtr new_external_buffer_uop(const std::string& device, int64_t size, DType dtype, void* data,
                                std::shared_ptr<const void> owner) {
   return register_buffer(std::make_shared<Buffer>(device, size, dtype, data, std::move(owner)));

@@ -13,15 +13,13 @@ namespace tg {
 
 // The Buffer behind a BUFFER node (made, not yet allocated, on first use); throws tg::Error for another node.
 std::shared_ptr<Buffer> buffer_of(const UOp* buffer_uop);
-// A new BUFFER node on HOST whose Buffer is `size` elements of external memory at `data` (read-only), kept
-// alive by `owner` (e.g. a file mapping) for as long as the node's Buffer lives.
-UOpPtr new_external_buffer_uop(int64_t size, DType dtype, const void* data, std::shared_ptr<const void> owner);
 // A new BUFFER node on `device` whose Buffer is `size` elements of writable external memory of that device at
 // `data` (Tensor::from_blob), kept alive by `owner`.
 UOpPtr new_external_buffer_uop(const std::string& device, int64_t size, DType dtype, void* data,
                                std::shared_ptr<const void> owner);
-// A new BUFFER node on `device` (host memory: CPU) whose Buffer reads `size` elements of external memory at `data`
-// in place until something writes it (Buffer::read_only_view: then it copies), kept alive by `owner`.
+// A new BUFFER node on `device` (host memory: HOST, CPU) whose Buffer reads `size` elements of external memory at
+// `data` (a file mapping) in place, kept alive by `owner` (Buffer::read_only_view: a write copies it first, on
+// HOST it is an error).
 UOpPtr new_read_only_buffer_uop(const std::string& device, int64_t size, DType dtype, const void* data,
                                 std::shared_ptr<const void> owner);
 

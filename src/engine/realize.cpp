@@ -124,10 +124,9 @@ void run_schedule_item(const ScheduleItem& item) {
   CompiledRunner& r = get_runner(device, item.ast);
   std::vector<void*> ptrs;
   int64_t mem = 0;
-  const size_t outputs = item.outputs;
   for (auto& u : item.bufs) {  // bind the item's BUFFER nodes to memory
     std::shared_ptr<Buffer> b = buffer_of(u.get());
-    ptrs.push_back(ptrs.size() < outputs ? b->ensure_writable() : b->ensure_allocated());
+    ptrs.push_back(ptrs.size() < item.outputs ? b->ensure_writable() : b->ensure_allocated());
     mem += int64_t(b->nbytes());
   }
   bool wait = timing_each_item();

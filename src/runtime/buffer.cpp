@@ -15,12 +15,6 @@ Buffer::Buffer(std::string device, int64_t size, DType dtype)
     throw Error("Buffer: cannot hold elements of " + dtype.repr() + " (need a value dtype)");
 }
 
-Buffer::Buffer(int64_t size, DType dtype, const void* external, std::shared_ptr<const void> owner)
-    : Buffer("HOST", size, dtype, const_cast<void*>(external), std::move(owner)) {
-  // const_cast above: ptr_ serves device code too; read-only buffers refuse copyin, so nothing writes through it.
-  readonly_ = true;
-}
-
 Buffer::Buffer(std::string device, int64_t size, DType dtype, void* external, std::shared_ptr<const void> owner)
     : Buffer(std::move(device), size, dtype) {
   if (!owner) throw Error("Buffer: external memory needs an owner that keeps it alive");
@@ -66,7 +60,8 @@ void* Buffer::ensure_writable() {
   if (!readonly_) return ensure_allocated();
   if (device_ == "HOST")
     throw Error(
-        "Buffer: this HOST buffer is a read-only view of external memory (a mapped file); it cannot be written");
+        "Buffer: this HOST buffer is a read-only view of external memory (a mapped file); it cannot be "
+        "written");
   void* own = get_device(device_).allocator().alloc(alloc_bytes());
   if (!own) throw Error("Buffer: out of memory on " + device_ + " copying " + std::to_string(nbytes()) + " bytes");
   if (nbytes() > 0) std::memcpy(own, ptr_, nbytes());  // (host memory: read_only_view checked the device)
@@ -81,8 +76,6 @@ void Buffer::copyin(const void* host, size_t bytes) {
   if (bytes != nbytes())
     throw Error("Buffer::copyin: got " + std::to_string(bytes) + " bytes for a buffer of " + std::to_string(size_) +
                 " x " + dtype_.repr() + " (" + std::to_string(nbytes()) + " bytes) on " + device_);
-  if (readonly_ && device_ == "HOST")
-    throw Error("Buffer::copyin: this HOST buffer is a read-only view of external memory (a mapped file)");
   if (bytes == 0) return;
   get_device(device_).allocator().copyin(ensure_writable(), host, bytes);
 }

@@ -12,15 +12,13 @@ namespace tg {
 class Buffer {
  public:
   Buffer(std::string device, int64_t size, DType dtype);
-  // A HOST buffer over memory it does not own (a memory-mapped file): `owner` keeps that memory alive as long
-  // as this Buffer lives. The memory is never handed to an allocator, and it is read-only: copyin throws.
-  Buffer(int64_t size, DType dtype, const void* external, std::shared_ptr<const void> owner);
   // A buffer on `device` over writable memory of that device it does not own (another library's array,
   // shared through Tensor::from_blob): kernels read and write it in place; `owner` keeps it alive.
   Buffer(std::string device, int64_t size, DType dtype, void* external, std::shared_ptr<const void> owner);
-  // A read-only buffer on `device` (one whose memory is host memory: CPU) over external memory it does not own (a
-  // mapped file's tensor, read in place by kernels): the first write makes it the buffer's own copy
-  // (ensure_writable), so the mapping itself is never written.
+  // A read-only buffer on `device` (one whose memory is host memory: HOST, CPU) over external memory it does not
+  // own (a mapped file's tensor), kept alive by `owner` as long as this Buffer lives. On a computing device
+  // kernels read it in place and the first write makes it the buffer's own copy (ensure_writable), so the mapping
+  // itself is never written; on HOST writing it is an error.
   static std::shared_ptr<Buffer> read_only_view(std::string device, int64_t size, DType dtype, const void* external,
                                                 std::shared_ptr<const void> owner);
   ~Buffer();

@@ -258,10 +258,19 @@ bool Kernel::masks_along(int d) const {
   return false;
 }
 
+namespace {
+// The dtype the kernel's (first) output stores.
+DType output_dtype(const UOpPtr& ast) { return ast->src.at(0)->src.at(2)->dtype; }
+// Vector width in elements of `dt`: the CPU's widest registers; on GPUs 16 bytes per thread (float4, 8 halves).
+int vector_width(bool gpu, DType dt) {
+  return gpu ? std::max(1, 16 / dt.itemsize()) : dt.itemsize() == 8 ? host_vector_floats() / 2 : host_vector_floats();
+}
+}  // namespace
+
 // Whether the kernel writes 1-byte integers: an elementwise one then vectorizes too (16-byte vectors; a quantized
 // matrix's blocks compacted at load, 16 bytes of every 18 or 20, were copied a byte at a time at ~2.5 GB/s).
 bool Kernel::writes_bytes() const {
-  const DType out = ast_->src.at(0)->src.at(2)->dtype;
+  const DType out = output_dtype(ast_);
   return out.itemsize() == 1 && !out.is_float() && out != dtypes::bool_;
 }
 
@@ -286,9 +295,9 @@ void Kernel::cpu_threads(const std::function<bool(const Opt&)>& try_opt) {
 // innermost reduce dim when it is concrete and some load runs along it (q . k over the head dim). Without them
 // every product was a scalar and these two kernels took ~15% of a SmolLM2 decode step at 200 tokens.
 void Kernel::cpu_symbolic_vectors(const std::function<bool(const Opt&)>& try_opt) {
-  const DType out = ast_->src.at(0)->src.at(2)->dtype;
+  const DType out = output_dtype(ast_);
   if (!out.is_float() || out.itemsize() < 4) return;
-  const int vw = out.itemsize() == 8 ? host_vector_floats() / 2 : host_vector_floats();
+  const int vw = vector_width(false, out);
   auto vectorize = [&](int d, OptOps op, int axis) {
     for (int w : {16, 8, 4})
       if (w <= vw && full_shape_[size_t(d)].is_int() && full_shape_[size_t(d)] % w == 0 && try_opt({op, axis, w}))
@@ -351,11 +360,9 @@ void Kernel::hand_coded_optimizations() {
   // Tiny kernels keep their plain loops: nothing to win, and their code stays readable (r_2, E_16).
   if (prod(full_shape_) < 64) return;
   if (tensor_core_opts(try_opt) || gemm_opts(try_opt) || cpu_gemm_opts(try_opt)) return;
-  auto dtype_of_output = ast_->src.at(0)->src.at(2)->dtype;
+  const DType dtype_of_output = output_dtype(ast_);
   const bool gpu = renderer_.has_local();
-  // vector width in elements: the CPU's widest registers; on GPUs 16 bytes per thread (float4, 8 halves)
-  const int vw = gpu ? std::max(1, 16 / dtype_of_output.itemsize())
-                   : dtype_of_output.itemsize() == 8 ? host_vector_floats() / 2 : host_vector_floats();
+  const int vw = vector_width(gpu, dtype_of_output);
 
   // 0. GPU reduces: split the reduce across the threads of a workgroup (partials meet in shared memory).
   if (gpu && has_reduce() && first_reduce() < int(full_shape_.size()) &&

@@ -15,7 +15,7 @@ std::string load_device(const std::string& device) {
 }
 
 Tensor external_tensor(const void* data, DType dtype, const Shape& shape, std::shared_ptr<const void> owner) {
-  auto buf = new_external_buffer_uop(tg::prod(shape), dtype, data, std::move(owner));
+  auto buf = new_read_only_buffer_uop("HOST", tg::prod(shape), dtype, data, std::move(owner));
   return Tensor(make_view(buf, ShapeTracker::from_shape(shape)), "HOST");
 }
 
