@@ -296,20 +296,27 @@ class AstBuilder {
     return UOp::make(Ops::LOAD, node->dtype, {buf, view});
   }
 
-  // Would a zero-padded view of `u` change value? True when some inlined op maps 0 to non-zero.
-  bool pad_unsafe(const UOp* u) const {
+  // What to realize before a zero-padded view of `u` can be computed inline: `u` itself when some inlined op maps
+  // 0 to non-zero (exp2, reciprocal, ...); else a reduce computed inline below it (its loops cannot run under the
+  // pad's mask): realizing the reduce, not `u`, lets the elementwise ops above it fuse on through the pad (rope's
+  // halves over a matmul's output, then their cat stacked into a KV cache: one kernel, not three). Null: safe.
+  const UOp* pad_blocker(const UOp* u) const {
     std::vector<const UOp*> stack{u};
     std::unordered_set<const UOp*> seen{u};
+    const UOp* reduce = nullptr;
     while (!stack.empty()) {
       const UOp* x = stack.back();
       stack.pop_back();
       if (x != u && is_input(x)) continue;
-      if ((is_alu(x->op) || x->op == Ops::CAST) && !is_zero_preserving(x->op)) return true;
-      if (x->op == Ops::REDUCE_AXIS) return true;
+      if ((is_alu(x->op) || x->op == Ops::CAST) && !is_zero_preserving(x->op)) return u;
+      if (x->op == Ops::REDUCE_AXIS) {
+        if (!reduce) reduce = x;
+        continue;
+      }
       for (auto& s : x->src)
         if (seen.insert(s.get()).second) stack.push_back(s.get());
     }
-    return false;
+    return reduce;
   }
 
   // Checks made when the walk reaches a (non-input, non-constant) node, before its sources.
@@ -317,8 +324,8 @@ class AstBuilder {
     switch (node->op) {
       case Ops::VIEW: {
         const UOp* base = node->src[0].get();
-        if (node->get<ShapeTracker>().has_mask() && is_base_compute(base) && !is_input(base) && pad_unsafe(base))
-          throw KernelFailure{base};
+        if (node->get<ShapeTracker>().has_mask() && is_base_compute(base) && !is_input(base))
+          if (const UOp* blocker = pad_blocker(base)) throw KernelFailure{blocker};
         return;
       }
       case Ops::REDUCE_AXIS: {

@@ -67,3 +67,36 @@ TEST(Schedule, ZeroSizedOutputsRunNothing) {
   EXPECT_EQ(count_kernels(s), 0);
   EXPECT_TRUE(z.tolist<float>().empty());
 }
+
+TEST(Schedule, APadOverAReduceRealizesTheReduceNotWhatIsPadded) {
+  // Rope's shape: two elementwise halves of a matmul's output, concatenated, then stacked with another slice.
+  // The matmul is realized once; the halves, their cat and the stack fuse into one kernel (the halves realized
+  // for the cat's pads took three). Half: the reduce has a single user, the cast, so only a pad realizes it.
+  Tensor w = Tensor::rand({12, 4}).cast(tg::dtypes::float16).realize();
+  Tensor x = Tensor::rand({1, 4}).cast(tg::dtypes::float16).realize();
+  Tensor y = x.matmul(w.transpose(0, 1)).cast(tg::dtypes::float32);  // (1, 12)
+  Tensor a = y.shrink({{0, 1}, {0, 2}}), b = y.shrink({{0, 1}, {2, 4}}), v = y.shrink({{0, 1}, {4, 8}});
+  Tensor rot = Tensor::cat({a * 0.5f - b * 2.0f, a * 2.0f + b * 0.5f}, -1);  // (1, 4)
+  Tensor out = Tensor::stack({rot, v});
+  auto s = tg::create_schedule({out.uop()});
+  EXPECT_EQ(count_kernels(s), 2);
+  std::vector<float> wv = w.cast(tg::dtypes::float32).tolist<float>(), xv = x.cast(tg::dtypes::float32).tolist<float>(),
+                     want;
+  auto yv = [&](int i) {
+    return xv[0] * wv[i * 4] + xv[1] * wv[i * 4 + 1] + xv[2] * wv[i * 4 + 2] + xv[3] * wv[i * 4 + 3];
+  };
+  for (int i = 0; i < 2; i++) want.push_back(yv(i) * 0.5f - yv(2 + i) * 2.0f);
+  for (int i = 0; i < 2; i++) want.push_back(yv(i) * 2.0f + yv(2 + i) * 0.5f);
+  for (int i = 0; i < 4; i++) want.push_back(yv(4 + i));
+  std::vector<float> got = out.tolist<float>();
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); i++) EXPECT_NEAR(got[i], want[i], 2e-3f) << i;
+}
+
+TEST(Schedule, APadOverAnUnsafeOpRealizesWhatIsPadded) {
+  Tensor x = Tensor::rand({4}).realize();
+  Tensor e = x.sum(0, true).exp();  // exp(0) is 1: padded inline, the zeros would read 1
+  Tensor out = e.pad({{0, 3}});
+  EXPECT_EQ(out.tolist<float>()[1], 0.0f);
+  EXPECT_EQ(out.tolist<float>()[2], 0.0f);
+}
