@@ -96,6 +96,9 @@ void load(Loaded& L) {
   resolve(lib, d.cuGraphDestroy, {"cuGraphDestroy"}, &missing);
   resolve(lib, d.cuGraphExecDestroy, {"cuGraphExecDestroy"}, &missing);
   resolve(lib, d.cuGraphExecUpdate, {"cuGraphExecUpdate_v2"}, &missing);
+  resolve(lib, d.cuGraphGetRootNodes, {"cuGraphGetRootNodes"}, &missing);
+  resolve(lib, d.cuGraphNodeGetDependentNodes, {"cuGraphNodeGetDependentNodes"}, &missing);
+  resolve(lib, d.cuGraphExecKernelNodeSetParams, {"cuGraphExecKernelNodeSetParams_v2"}, &missing);
   resolve(lib, d.cuTensorMapEncodeTiled, {"cuTensorMapEncodeTiled"}, &missing);
   L.ok = true;  // error_text works from here on
   if (CUresult r = d.cuInit(0); r != CUDA_SUCCESS) {

@@ -27,6 +27,19 @@ struct CUgraphExecUpdateResultInfo {
   CUgraphNode errorFromNode;
 };
 
+// A kernel node's launch (CUDA_KERNEL_NODE_PARAMS_v2, CUDA 12+): the function (or a library kernel) with its
+// context, sizes and argument pointers.
+struct CUDA_KERNEL_NODE_PARAMS {
+  CUfunction func;
+  unsigned gridDimX, gridDimY, gridDimZ;
+  unsigned blockDimX, blockDimY, blockDimZ;
+  unsigned sharedMemBytes;
+  void** kernelParams;
+  void** extra;
+  void* kern;  // CUkernel (unused: null)
+  CUcontext ctx;
+};
+
 constexpr CUresult CUDA_SUCCESS = 0;
 constexpr CUresult CUDA_ERROR_NOT_READY = 600;
 constexpr CUresult CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED = 704;
@@ -110,6 +123,13 @@ struct Driver {
   CUresult (*cuGraphExecDestroy)(CUgraphExec);
   // optional within the optional: new arguments for an instantiated graph's kernels (CUDA 12+)
   CUresult (*cuGraphExecUpdate)(CUgraphExec, CUgraph, CUgraphExecUpdateResultInfo*);
+  // ... or for single kernel nodes, found by walking the captured chain (CUDA 12+)
+  CUresult (*cuGraphGetRootNodes)(CUgraph, CUgraphNode*, size_t*);
+  CUresult (*cuGraphNodeGetDependentNodes)(CUgraphNode, CUgraphNode*, size_t*);
+  CUresult (*cuGraphExecKernelNodeSetParams)(CUgraphExec, CUgraphNode, const CUDA_KERNEL_NODE_PARAMS*);
+  bool node_updates() const {
+    return cuGraphGetRootNodes && cuGraphNodeGetDependentNodes && cuGraphExecKernelNodeSetParams;
+  }
   // TMA descriptors (CUDA 12+); null where the driver lacks them (then kernels with tensor maps cannot launch)
   CUresult (*cuTensorMapEncodeTiled)(CUtensorMap*, int, unsigned, void*, const unsigned long long*,
                                      const unsigned long long*, const unsigned*, const unsigned*, int, int, int, int);

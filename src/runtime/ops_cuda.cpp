@@ -340,28 +340,28 @@ class CudaProgram : public Program {
                   std::to_string(n_vars_) + " vars, got " + std::to_string(bufs.size()) + " and " +
                   std::to_string(vars.size()));
     // kernelParams: a pointer to each argument's value, buffers (CUdeviceptr), vars (int32), then tensor maps.
-    std::vector<CUdeviceptr> ptrs(bufs.size());
-    std::vector<int32_t> ints(vars.size());
-    std::vector<CUtensorMap> maps;
-    std::vector<void*> params;
-    params.reserve(bufs.size() + vars.size() + tensor_maps_.size());
+    cu::KernelLaunch launch{fn_, {grid_[0], grid_[1], grid_[2]}, {block_[0], block_[1], block_[2]}, shared_, {}, {},
+                            {}};
+    launch.ptrs.resize(bufs.size());
+    launch.ints.resize(vars.size());
     for (size_t i = 0; i < bufs.size(); i++) {
       if (!bufs[i])
         throw Error(ctx_.name() + ": kernel " + name_ + ": buffer " + std::to_string(i) + " is not allocated");
-      ptrs[i] = dptr(bufs[i]);
-      params.push_back(&ptrs[i]);
+      launch.ptrs[i] = dptr(bufs[i]);
     }
     for (size_t i = 0; i < vars.size(); i++) {
       if (vars[i] < INT32_MIN || vars[i] > INT32_MAX)
         throw Error(ctx_.name() + ": kernel " + name_ + ": var " + std::to_string(i) + " = " + std::to_string(vars[i]) +
                     " does not fit the kernel's int32 parameter");
-      ints[i] = int32_t(vars[i]);
-      params.push_back(&ints[i]);
+      launch.ints[i] = int32_t(vars[i]);
     }
-    if (tensor_maps_.size()) {
-      tensor_maps_.encode(ctx_.d(), ptrs, maps);
-      for (CUtensorMap& m : maps) params.push_back(&m);
+    if (tensor_maps_.size()) tensor_maps_.encode(ctx_.d(), launch.ptrs, launch.maps);
+    if (std::vector<cu::KernelLaunch>* log = cu::launch_log()) {  // a graph taking new arguments
+      if (wait) throw Error(ctx_.name() + ": kernel " + name_ + " cannot be timed while a graph is recorded");
+      log->push_back(std::move(launch));
+      return 0.0;
     }
+    std::vector<void*> params = launch.params();
     ctx_.enter();
     const CUstream stream = launch_stream();  // a graph's capture, or the legacy default stream
     if (wait && stream) throw Error(ctx_.name() + ": kernel " + name_ + " cannot be timed while a graph is recorded");

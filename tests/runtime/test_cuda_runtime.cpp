@@ -549,3 +549,27 @@ TEST(CudaGpu, JitReplaysAsOneGraph) {
     EXPECT_EQ(step.graphed(), mode == 1) << "JIT=" << mode;
   }
 }
+
+// A graph whose kernels take a variable (a decode step's start_pos: a symbolic shrink and an argument) gets each
+// replay's value in its kernel nodes: the values match eager code at every value, repeated or not, and the
+// replays stay one graph.
+TEST(CudaGpu, JitGraphTakesEachReplaysVariable) {
+  SKIP_WITHOUT_GPU();
+  tg::Variable pos("pos", 1, 64);
+  Tensor x = Tensor::randn({64, 16}, {.device = "CUDA"});
+  Tensor w = Tensor::randn({16, 16}, {.device = "CUDA"});
+  Tensor::realize_all({x, w});
+  auto f = [&](const Tensor& p) {
+    const tg::sint n = *p.bound_variable();
+    Tensor rows = x.shrink({{0, n}, {0, 16}});  // (n, 16): a kernel over a symbolic number of rows
+    return (rows.matmul(w).relu().sum(0) + p.cast(tg::dtypes::float32)).contiguous();
+  };
+  tg::TinyJit step([&](const std::vector<Tensor>& in) { return std::vector<Tensor>{f(in[0])}; });
+  for (int64_t k : {5, 9, 1, 64, 9, 9, 33, 2}) {
+    const std::vector<float> want = f(Tensor(pos.bind(k))).tolist<float>();
+    const std::vector<float> got = step({Tensor(pos.bind(k))})[0].tolist<float>();
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); i++) ASSERT_NEAR(got[i], want[i], 1e-3f) << "pos " << k << " at " << i;
+  }
+  EXPECT_TRUE(step.graphed());
+}
