@@ -102,7 +102,13 @@ int main(int argc, char** argv) {
       bytes += out * in * dtype.itemsize();
     }
   };
+  // The head reads its whole matrix each token: the tied embedding, or the output projection (then the embedding
+  // gives one row a token, not counted).
   matrix(m.tok_embeddings);
+  if (m.output) {
+    bytes = 0;
+    matrix(*m.output);
+  }
   for (auto& b : m.layers) {
     for (auto* l : {&b.attention.wq, &b.attention.wk, &b.attention.wv, &b.attention.wo, &b.feed_forward.w1,
                     &b.feed_forward.w2, &b.feed_forward.w3})

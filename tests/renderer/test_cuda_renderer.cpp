@@ -139,19 +139,48 @@ TEST(CudaRender, GroupedReduceUsesSharedMemoryAndABarrier) {
 TEST(CudaRender, ManyRowsReduceAWarpPerRow) {
   // softmax-like rows: a warp per row (GROUP 32, float4 lanes), several rows per block (LOCAL)
   tg::CUDARenderer cuda;
-  Tensor a = Tensor::empty({4096, 1024});
+  Tensor a = Tensor::empty({8192, 1024});
   tg::Kernel k(last_ast(a.max(1)), cuda);
   k.hand_coded_optimizations();
   EXPECT_EQ(k.applied_opts()[0], (Opt{OptOps::UNROLL, 0, 4}));
   EXPECT_EQ(k.applied_opts()[1], (Opt{OptOps::GROUP, 0, 32}));
   EXPECT_EQ(k.local_size(), 256);
+  // up to 4096 rows, a block of 256 threads per row (a warp per row would leave SMs idle)
+  tg::Kernel few(last_ast(Tensor::empty({4096, 1024}).max(1)), cuda);
+  few.hand_coded_optimizations();
+  EXPECT_EQ(few.applied_opts()[1], (Opt{OptOps::GROUP, 0, 256}));
   // an upcast output dim on top of a grouped reduce would need a shared slot per lane: refused
   EXPECT_THROW(k.apply_opt({OptOps::UPCAST, 0, 4}), tg::KernelOptError);
   // a matmul keeps its register tiles: no GROUP with many outputs
-  Tensor b = Tensor::empty({1024, 1024});
-  tg::Kernel mm(last_ast(a.matmul(b)), cuda);
+  Tensor b = Tensor::empty({1024, 1024}), a4 = Tensor::empty({4096, 1024});
+  tg::Kernel mm(last_ast(a4.matmul(b)), cuda);
   mm.hand_coded_optimizations();
   for (auto& o : mm.applied_opts()) EXPECT_NE(o.op, OptOps::GROUP) << o.repr();
+}
+
+TEST(CudaRender, MatrixVectorProductsReadWeightsIn16ByteVectors) {
+  tg::CUDARenderer cuda;
+  namespace dt = tg::dtypes;
+  auto opts_of = [&](const Tensor& x, const Tensor& w) {
+    tg::Kernel k(last_ast(x.matmul(w.transpose(0, 1))), cuda);
+    k.hand_coded_optimizations();
+    return k.applied_opts();
+  };
+  // a row of 5632 halves is no whole number of 256 threads' 8-half vectors: 64-thread groups of them (11 steps),
+  // not 2-byte loads by 256 threads
+  auto down =
+      opts_of(Tensor::empty({1, 5632}, {.dtype = dt::float16}), Tensor::empty({2048, 5632}, {.dtype = dt::float16}));
+  ASSERT_GE(down.size(), 2u);
+  EXPECT_EQ(down[0], (Opt{OptOps::UNROLL, 0, 8}));
+  EXPECT_EQ(down[1], (Opt{OptOps::GROUP, 0, 64}));
+  // a float32 x beside float16 weights: the vector is the weights' 16 bytes (8 lanes), not x's (4)
+  auto head = opts_of(Tensor::empty({1, 2048}), Tensor::empty({32000, 2048}, {.dtype = dt::float16}));
+  ASSERT_GE(head.size(), 1u);
+  EXPECT_EQ(head[0], (Opt{OptOps::UNROLL, 0, 8}));
+  // one output (an argmax, a full sum) keeps all 256 threads whatever the vectors
+  auto one = opts_of(Tensor::empty({1, 32000}), Tensor::empty({1, 32000}));
+  for (auto& o : one)
+    if (o.op == OptOps::GROUP) EXPECT_EQ(o.amount, 256) << o.repr();
 }
 
 TEST(CudaRender, SmallMatmulSplitsItsReduce) {

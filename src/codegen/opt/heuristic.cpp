@@ -2,6 +2,7 @@
 // kernel takes them, split reduces on GPUs, vector and register tiles, CPU threads and GPU workgroups.
 #include <algorithm>
 #include <functional>
+#include <unordered_map>
 
 #include "codegen/kernel.h"
 
@@ -24,6 +25,8 @@ bool Kernel::tile_shares_loads(int d) const {
 // Outputs below which a GPU reduce kernel has too few threads to fill the device with one thread per output
 // (an H100: 132 SMs x 2048 threads; a quarter of that already covers its memory latency).
 constexpr int64_t kFillThreads = 65536;
+// Outputs up to which a matrix-vector product gives each output a block of 256 threads (group_gpu_reduce).
+constexpr int64_t kBlockPerOutput = 4096;
 
 // A multi-reduce kernel (softmax's max inside its sum, a mean inside its variance) reads its input once when the
 // whole reduce dim stays in registers: up to 256 threads of a workgroup take neighbouring 16-byte vectors, each
@@ -51,9 +54,7 @@ void Kernel::group_gpu_reduce(const std::function<bool(const Opt&)>& try_opt) {
   const int64_t rsize = full_shape_[size_t(rd)];
   // The loads that run along the reduce dim in memory order, and the widest of their elements.
   const bool contiguous = some_load_contiguous_along(rd);
-  int64_t itemsize = 1;
-  for (const UOp* u : toposort(ast_))
-    if (u->op == Ops::LOAD) itemsize = std::max<int64_t>(itemsize, u->dtype.itemsize());
+  const int64_t itemsize = streamed_itemsize();
   // A matmul-like kernel (an input broadcast along an output dim that another input moves along) keeps its
   // register tiles instead. A matrix-vector product (one input moves along no output dim: x of x @ W.T) is a
   // row reduce: a warp per output reads its row of W in 16-byte pieces (an H100 ran LLM-decode-shaped
@@ -77,9 +78,14 @@ void Kernel::group_gpu_reduce(const std::function<bool(const Opt&)>& try_opt) {
   if (contiguous && rsize >= 256 && (outputs <= 2048 || !matmul_like)) {
     // Few outputs: a block of 256 threads per output; many: a warp per output (LOCAL dims add outputs to the
     // block later). Each thread first reads 16 bytes at once (a vector of lanes that accumulate apart), and
-    // the threads of a group take neighbouring vectors, so a warp reads one contiguous span.
-    const int64_t group = outputs <= 2048 ? 256 : 32;
+    // the threads of a group take neighbouring vectors, so a warp reads one contiguous span. "Few" is up to
+    // kBlockPerOutput: below it a warp per output leaves SMs idle (TinyLlama's 2560 q, k, v rows: 320 blocks of
+    // 8 warps, 2.4 an SM). Where the group's 16-byte vectors do not tile the row (its down projection's 5632 = 11
+    // x 512), the group narrows while the outputs still fill the device: 2-byte loads of 256 threads took 12.1 us
+    // of an H100 for the 23 MB of that matrix, 64-thread groups of 16-byte vectors 11.1.
+    int64_t group = outputs <= kBlockPerOutput ? 256 : 32;
     const int64_t w = std::max<int64_t>(1, std::min<int64_t>(8, 16 / itemsize));  // 16 bytes: float4, 8 halves
+    while (group > 32 && rsize % (w * group) != 0 && outputs * group / 2 >= kFillThreads) group /= 2;
     if (w > 1 && rsize % (w * group) == 0) try_opt({OptOps::UNROLL, last, int(w)});
     const int64_t left = full_shape_[size_t(first_upcast() - 1)];
     for (int64_t amt = group; amt >= 16; amt /= 2)
@@ -117,6 +123,28 @@ void Kernel::group_gpu_reduce(const std::function<bool(const Opt&)>& try_opt) {
         }
     if (best >= 0) try_opt({OptOps::GROUP, best - first_reduce(), best_amt});
   }
+}
+
+// The element size of the loads a reduce kernel streams: those contiguous along its innermost reduce dim that also
+// move along some output dim (W of x @ W.T, not x, which every output reads again from cache); the widest load's
+// when none does (a full reduce). A float32 x beside a float16 W gave W 8-byte loads (4 lanes of the vector).
+int64_t Kernel::streamed_itemsize() const {
+  const int rd = first_upcast() - 1;
+  std::unordered_map<const UOp*, int64_t> load_itemsize;  // VIEW -> its LOAD's element size
+  int64_t widest = 1, streamed = 0;
+  for (const UOp* u : toposort(ast_))
+    if (u->op == Ops::LOAD) {
+      load_itemsize[u->src.at(1).get()] = u->dtype.itemsize();
+      widest = std::max<int64_t>(widest, u->dtype.itemsize());
+    }
+  for (size_t i = 1; i < sts_.size(); i++) {
+    if (!is_load_[i] || stride_of(i, rd) != 1) continue;
+    bool moves = false;
+    for (int d = 0; d < first_reduce(); d++) moves |= full_shape_[size_t(d)] > 1 && stride_of(i, d) != 0;
+    if (auto it = load_itemsize.find(views_[i]); moves && it != load_itemsize.end())
+      streamed = std::max(streamed, it->second);
+  }
+  return streamed ? streamed : widest;
 }
 
 // Whether the loads a reduce streams run along its innermost reduce dim and none along output dim `vdim`
