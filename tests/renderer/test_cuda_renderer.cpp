@@ -179,8 +179,11 @@ TEST(CudaRender, MatrixVectorProductsReadWeightsIn16ByteVectors) {
   EXPECT_EQ(head[0], (Opt{OptOps::UNROLL, 0, 8}));
   // one output (an argmax, a full sum) keeps all 256 threads whatever the vectors
   auto one = opts_of(Tensor::empty({1, 32000}), Tensor::empty({1, 32000}));
-  for (auto& o : one)
-    if (o.op == OptOps::GROUP) EXPECT_EQ(o.amount, 256) << o.repr();
+  for (auto& o : one) {
+    if (o.op == OptOps::GROUP) {
+      EXPECT_EQ(o.amount, 256) << o.repr();
+    }
+  }
 }
 
 TEST(CudaRender, SmallMatmulSplitsItsReduce) {
