@@ -91,24 +91,21 @@ int main(int argc, char** argv) {
   const tg::nn::LlamaConfig& c = m.config;
   int64_t bytes = 0;
   std::vector<Tensor> weights;
-  auto matrix = [&](auto& layer) {
+  auto matrix = [&](auto& layer, bool counted = true) {
     const int64_t out = int64_t(layer.weight.shape()[0]), in = int64_t(layer.weight.shape()[1]);
     if (format == "q4_1") {
       layer.use_blocks(random_q4_1(out, in, device));
-      bytes += layer.blocks->nbytes();
+      if (counted) bytes += layer.blocks->nbytes();
     } else {
       layer.weight = (layer.weight.to(device) * 1.0f).cast(dtype).contiguous();
       weights.push_back(layer.weight);
-      bytes += out * in * dtype.itemsize();
+      if (counted) bytes += out * in * dtype.itemsize();
     }
   };
   // The head reads its whole matrix each token: the tied embedding, or the output projection (then the embedding
   // gives one row a token, not counted).
-  matrix(m.tok_embeddings);
-  if (m.output) {
-    bytes = 0;
-    matrix(*m.output);
-  }
+  matrix(m.tok_embeddings, /*counted=*/!m.output);
+  if (m.output) matrix(*m.output);
   for (auto& b : m.layers) {
     for (auto* l : {&b.attention.wq, &b.attention.wk, &b.attention.wv, &b.attention.wo, &b.feed_forward.w1,
                     &b.feed_forward.w2, &b.feed_forward.w3})

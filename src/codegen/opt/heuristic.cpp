@@ -52,7 +52,7 @@ void Kernel::group_gpu_reduce(const std::function<bool(const Opt&)>& try_opt) {
   const int rd = first_upcast() - 1;  // the innermost reduce dim
   const int last = rd - first_reduce();  // ... counted from first_reduce (the axis of UNROLL and GROUP)
   const int64_t rsize = full_shape_[size_t(rd)];
-  // The loads that run along the reduce dim in memory order, and the widest of their elements.
+  // Whether some load runs along the reduce dim in memory order, and the element size of those it streams.
   const bool contiguous = some_load_contiguous_along(rd);
   const int64_t itemsize = streamed_itemsize();
   // A matmul-like kernel (an input broadcast along an output dim that another input moves along) keeps its
