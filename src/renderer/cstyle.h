@@ -128,6 +128,8 @@ class CStyleRenderer : public Renderer {
   virtual std::string kernel_signature(const std::string& name, const std::vector<Param>& params,
                                        const Prelude& pre) const;
   virtual std::string param_decl(const Param& p) const;  // one parameter of the signature
+  // Lines at the top of the body, before any of the kernel's own (none by default).
+  virtual std::string kernel_prologue() const { return ""; }
   // Definitions the kernel needs ahead of it (typedefs, helpers, INFINITY ...).
   virtual std::string prefix(const Prelude& pre) const;
   // Anything after the kernel function (the CPU's entry trampoline).

@@ -433,8 +433,8 @@ std::string CStyleWalk::finish() {
   params.insert(params.end(), vars_.begin(), vars_.end());
   for (auto& entry : tensor_maps_) params.push_back(entry.second);
   params.insert(params.end(), specials_.begin(), specials_.end());
-  return ren_.prefix(pre_) + ren_.kernel_signature(name_, params, pre_) + " {\n" + body_ + "}\n" +
-         ren_.epilogue(name_, params);
+  return ren_.prefix(pre_) + ren_.kernel_signature(name_, params, pre_) + " {\n" + ren_.kernel_prologue() + body_ +
+         "}\n" + ren_.epilogue(name_, params);
 }
 
 }  // namespace tg

@@ -422,8 +422,12 @@ std::string CUDARenderer::render_special(const SpecialArg& s) const {
 std::string CUDARenderer::param_decl(const Param& p) const {
   if (p.is_tensor_map) return "const __grid_constant__ tg_tensor_map " + p.name;
   if (!p.is_buffer) return type_name(p.dtype) + " " + p.name;
-  return std::string(p.written ? "" : "const ") + buffer_type_name(p.dtype.base().scalar_type()) + "* __restrict__ " +
-         p.name;
+  // No __restrict__ where a kernel may start before its predecessor ends: NVCC reads a const __restrict__ buffer
+  // through the non-coherent cache (ld.global.nc), which is only right for memory that stays unchanged while the
+  // kernel is resident, and a dependent kernel is resident while the one before it still writes (JIT training steps
+  // read stale values with it).
+  const char* ptr = dependent_launch() ? "* " : "* __restrict__ ";
+  return std::string(p.written ? "" : "const ") + buffer_type_name(p.dtype.base().scalar_type()) + ptr + p.name;
 }
 
 std::string CUDARenderer::kernel_signature(const std::string& name, const std::vector<Param>& params,
@@ -432,6 +436,22 @@ std::string CUDARenderer::kernel_signature(const std::string& name, const std::v
       "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(pre.local_threads) + ") " + name + "(";
   for (size_t i = 0; i < params.size(); i++) s += (i ? ", " : "") + param_decl(params[i]);
   return s + ")";
+}
+
+// PDL=0: kernels neither let the next one start early nor wait for the one before (plain stream order).
+static ContextVar PDL("PDL", 1);
+bool CUDARenderer::dependent_launch() const { return sm_version(arch_) >= 90 && PDL > 0; }
+
+// The next kernel may start (its blocks take the SMs this one leaves free and wait in their own prologue); then this
+// one waits until the kernel before it has finished and its writes are visible, before it touches memory.
+static const char kDependentPrologue[] =
+    "  asm volatile(\"griddepcontrol.launch_dependents;\" ::: \"memory\");\n"
+    "  asm volatile(\"griddepcontrol.wait;\" ::: \"memory\");\n";
+
+std::string CUDARenderer::kernel_prologue() const { return dependent_launch() ? kDependentPrologue : ""; }
+
+bool CUDARenderer::waits_for_predecessor(const std::string& src) {
+  return src.find(kDependentPrologue) != std::string::npos;
 }
 
 std::string CUDARenderer::prefix(const Prelude& pre) const {

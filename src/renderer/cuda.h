@@ -39,6 +39,12 @@ class CUDARenderer : public CStyleRenderer {
   bool async_copies() const override;                            // sm_80 and later
   bool wgmma() const override;                                   // sm_90 (compiled as sm_90a); WGMMA=0 turns it off
   bool tma() const override;                                     // with wgmma; TMA=0 turns it off
+  // sm_90+ (PDL=0 turns it off): programmatic dependent launch. A kernel lets the next one in its stream start
+  // (its blocks take free SMs and wait), then waits until the one before it has finished and its writes are
+  // visible, before touching memory (kernel_prologue); launched plainly, both instructions do nothing.
+  bool dependent_launch() const;
+  // Whether a rendered kernel waits for its predecessor, so a runtime may launch it as a programmatic dependent.
+  static bool waits_for_predecessor(const std::string& src);
   // Most threads a block may have, and the most threads the heuristics put in one block.
   static constexpr int kMaxLocal = 1024;
 
@@ -81,6 +87,7 @@ class CUDARenderer : public CStyleRenderer {
   std::string kernel_signature(const std::string& name, const std::vector<Param>& params,
                                const Prelude& pre) const override;
   std::string prefix(const Prelude& pre) const override;
+  std::string kernel_prologue() const override;
 
  private:
   std::string arch_;

@@ -97,7 +97,8 @@ void load(Loaded& L) {
   resolve(lib, d.cuGraphExecDestroy, {"cuGraphExecDestroy"}, &missing);
   resolve(lib, d.cuGraphExecUpdate, {"cuGraphExecUpdate_v2"}, &missing);
   resolve(lib, d.cuGraphGetRootNodes, {"cuGraphGetRootNodes"}, &missing);
-  resolve(lib, d.cuGraphNodeGetDependentNodes, {"cuGraphNodeGetDependentNodes"}, &missing);
+  resolve(lib, d.cuGraphNodeGetDependentNodes, {"cuGraphNodeGetDependentNodes_v2"}, &missing);
+  resolve(lib, d.cuLaunchKernelEx, {"cuLaunchKernelEx"}, &missing);
   resolve(lib, d.cuGraphExecKernelNodeSetParams, {"cuGraphExecKernelNodeSetParams_v2"}, &missing);
   resolve(lib, d.cuTensorMapEncodeTiled, {"cuTensorMapEncodeTiled"}, &missing);
   L.ok = true;  // error_text works from here on

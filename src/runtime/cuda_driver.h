@@ -40,6 +40,29 @@ struct CUDA_KERNEL_NODE_PARAMS {
   CUcontext ctx;
 };
 
+// cuGraphNodeGetDependentNodes_v2's per-edge data (CUDA 12.3+): a programmatic launch's edge has its own type.
+struct CUgraphEdgeData {
+  unsigned char from_port, to_port, type, reserved[5];
+};
+// cuLaunchKernelEx (CUDA 12+): a launch's sizes and stream with a list of attributes.
+constexpr int CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6;
+struct CUlaunchAttribute {
+  int id;
+  char pad[4];
+  union {
+    char bytes[64];
+    int programmatic_stream_serialization_allowed;
+  } value;
+};
+struct CUlaunchConfig {
+  unsigned gridDimX, gridDimY, gridDimZ;
+  unsigned blockDimX, blockDimY, blockDimZ;
+  unsigned sharedMemBytes;
+  CUstream hStream;
+  CUlaunchAttribute* attrs;
+  unsigned numAttrs;
+};
+
 constexpr CUresult CUDA_SUCCESS = 0;
 constexpr CUresult CUDA_ERROR_NOT_READY = 600;
 constexpr CUresult CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED = 704;
@@ -125,11 +148,13 @@ struct Driver {
   CUresult (*cuGraphExecUpdate)(CUgraphExec, CUgraph, CUgraphExecUpdateResultInfo*);
   // ... or for single kernel nodes, found by walking the captured chain (CUDA 12+)
   CUresult (*cuGraphGetRootNodes)(CUgraph, CUgraphNode*, size_t*);
-  CUresult (*cuGraphNodeGetDependentNodes)(CUgraphNode, CUgraphNode*, size_t*);
+  CUresult (*cuGraphNodeGetDependentNodes)(CUgraphNode, CUgraphNode*, CUgraphEdgeData*, size_t*);
   CUresult (*cuGraphExecKernelNodeSetParams)(CUgraphExec, CUgraphNode, const CUDA_KERNEL_NODE_PARAMS*);
   bool node_updates() const {
     return cuGraphGetRootNodes && cuGraphNodeGetDependentNodes && cuGraphExecKernelNodeSetParams;
   }
+  // launches with attributes (CUDA 12+): programmatic dependent launch inside graphs; null: plain launches
+  CUresult (*cuLaunchKernelEx)(const CUlaunchConfig*, CUfunction, void**, void**);
   // TMA descriptors (CUDA 12+); null where the driver lacks them (then kernels with tensor maps cannot launch)
   CUresult (*cuTensorMapEncodeTiled)(CUtensorMap*, int, unsigned, void*, const unsigned long long*,
                                      const unsigned long long*, const unsigned*, const unsigned*, int, int, int, int);

@@ -39,9 +39,10 @@ std::vector<CUgraphNode> chain_of(CUgraph graph) {
   std::vector<CUgraphNode> chain{node};
   while (true) {
     size_t next = 0;
-    if (d.cuGraphNodeGetDependentNodes(node, nullptr, &next) != CUDA_SUCCESS || next > 1) return {};
+    if (d.cuGraphNodeGetDependentNodes(node, nullptr, nullptr, &next) != CUDA_SUCCESS || next > 1) return {};
     if (next == 0) return chain;
-    if (d.cuGraphNodeGetDependentNodes(node, &node, &next) != CUDA_SUCCESS) return {};
+    CUgraphEdgeData edge{};
+    if (d.cuGraphNodeGetDependentNodes(node, &node, &edge, &next) != CUDA_SUCCESS) return {};
     chain.push_back(node);
   }
 }

@@ -277,9 +277,13 @@ std::string dims(const std::vector<int64_t>& v) {
 
 class CudaProgram : public Program {
  public:
-  CudaProgram(std::shared_ptr<const CudaContext> ctx_ptr, const ProgramSpec& spec, const std::string& binary)
+  // dependent: the kernel's source waits for its predecessor (CUDARenderer::kernel_prologue), so inside a graph it
+  // may be launched as a programmatic dependent of it.
+  CudaProgram(std::shared_ptr<const CudaContext> ctx_ptr, const ProgramSpec& spec, const std::string& binary,
+              bool dependent)
       : ctx_ptr_(std::move(ctx_ptr)),
         ctx_(*ctx_ptr_),
+        dependent_(dependent),
         name_(spec.name),
         n_bufs_(size_t(spec.n_bufs)),
         n_vars_(spec.vars.size()),
@@ -372,8 +376,10 @@ class CudaProgram : public Program {
       if (!end_) ctx_.check(ctx_.d().cuEventCreate(&end_, CU_EVENT_DEFAULT), "cuEventCreate");
       ctx_.check(ctx_.d().cuEventRecord(start_, nullptr), "cuEventRecord");
     }
-    CUresult r = ctx_.d().cuLaunchKernel(fn_, grid_[0], grid_[1], grid_[2], block_[0], block_[1], block_[2], shared_, stream,
-                                         params.data(), nullptr);
+    CUresult r = stream && dependent_ && ctx_.d().cuLaunchKernelEx
+                     ? launch_dependent(stream, params)
+                     : ctx_.d().cuLaunchKernel(fn_, grid_[0], grid_[1], grid_[2], block_[0], block_[1], block_[2],
+                                               shared_, stream, params.data(), nullptr);
     if (r != CUDA_SUCCESS)
       ctx_.check(r, "launch of " + name_ + " (grid " + dims({grid_[0], grid_[1], grid_[2]}) + ", block " +
                         dims({block_[0], block_[1], block_[2]}) + ")");
@@ -387,8 +393,19 @@ class CudaProgram : public Program {
   }
 
  private:
+  // A launch into a graph's capture that lets this kernel start while the one before it finishes (its blocks wait
+  // in the prologue): a decode step's ~300 small kernels each paid the whole gap between two launches.
+  CUresult launch_dependent(CUstream stream, std::vector<void*>& params) {
+    CUlaunchAttribute attr{};
+    attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attr.value.programmatic_stream_serialization_allowed = 1;
+    CUlaunchConfig config{grid_[0], grid_[1], grid_[2], block_[0], block_[1], block_[2], shared_, stream, &attr, 1};
+    return ctx_.d().cuLaunchKernelEx(&config, fn_, params.data(), nullptr);
+  }
+
   std::shared_ptr<const CudaContext> ctx_ptr_;  // keeps the context alive as long as the module
   const CudaContext& ctx_;
+  bool dependent_;
   std::string name_;
   size_t n_bufs_, n_vars_;
   CudaTensorMaps tensor_maps_;
@@ -424,7 +441,7 @@ class CudaDevice : public Device {
   }
 
   std::unique_ptr<Program> load(const ProgramSpec& spec, const std::string& binary) override {
-    return std::make_unique<CudaProgram>(ctx_ptr_, spec, binary);
+    return std::make_unique<CudaProgram>(ctx_ptr_, spec, binary, CUDARenderer::waits_for_predecessor(spec.src));
   }
   void synchronize() override {
     ctx_.enter();
