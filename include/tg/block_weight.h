@@ -33,7 +33,9 @@ class BlockWeight {
   const Tensor& dense() const { return dense_; }
   // The parts moved to `device` and made contiguous (not yet realized; see parts()).
   BlockWeight to(const std::string& device) const;
-  std::vector<Tensor> parts() const;  // scale, offset (if any), quants: what to realize
+  // What to realize: scale, offset (if any), quants; for the integer dot products (Q4_0, Q4_1 with rows in 16s,
+  // QDOT=1) their copies with 16 rows interleaved instead (the layout the matmul reads).
+  std::vector<Tensor> parts() const;
   // Rows [begin, end) (views of the parts: no copy).
   BlockWeight rows(int64_t begin, int64_t end) const;
   // The matrices stacked along their rows, one format and one width (the parts copied into new contiguous ones).
@@ -44,11 +46,22 @@ class BlockWeight {
   int64_t nbytes() const;
 
  private:
+  // The 4-bit blocks with 16 rows side by side (a row a vector lane): words (out/16, n_blocks, 4, 16) int32, scale
+  // and offset (out/16, n_blocks, 16) float16 (Q4_0's offset: -8 * scale).
+  struct Interleaved {
+    Tensor words, scale, offset;
+  };
+  static Interleaved interleaved(const std::string& format, const Tensor& scale, const std::optional<Tensor>& offset,
+                                 const Tensor& quants);
+  bool integer_dots() const;                     // linear() takes integer_linear() for float x
+  Tensor integer_linear(const Tensor& x) const;  // x quantized to int8 blocks, DOT4s against the interleaved words
+
   std::string format_;
   Tensor scale_;
   std::optional<Tensor> offset_;
   Tensor quants_;
   int64_t out_ = 0, in_ = 0;
+  std::optional<Interleaved> packed_;  // set when integer_dots()
   Tensor blocks_;  // (out, n_blocks, 2, 16) for 4-bit formats, (out, n_blocks, 32) for Q8_0: float32 weights
   Tensor dense_;
 };

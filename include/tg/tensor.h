@@ -314,6 +314,9 @@ class Tensor {
   Tensor bitwise_or(ConstValue y) const;
   Tensor bitwise_xor(ConstValue y) const;
   Tensor bitwise_not() const;
+  // int32 tensors: acc + the sum over k < 4 of byte k of self (read unsigned) times byte k of b (signed), wrapping;
+  // the building block of quantized matmuls (vpdpbusd on CPUs with VNNI, dp4a on CUDA). Broadcasts like an ADD.
+  Tensor dot4(const Tensor& b, const Tensor& acc) const;
   Tensor lshift(int64_t bits) const;
   Tensor rshift(int64_t bits) const;
   Tensor sigmoid() const;

@@ -147,6 +147,8 @@ class Kernel {
   bool loads_stream_along_reduce(int vdim) const;  // codegen/opt/heuristic.cpp
   bool masks_along(int d) const;                   // codegen/opt/heuristic.cpp
   int64_t streamed_itemsize() const;               // codegen/opt/heuristic.cpp
+  int64_t bytes_loaded() const;                    // codegen/opt/heuristic.cpp
+  bool splits_across_threads() const;              // codegen/opt/heuristic.cpp
   // hand_coded_optimizations on renderers with tensor cores: TC plus register tiles and warps for a matmul;
   // false (and no opt applied) when the kernel cannot take one or TC=0.
   bool tensor_core_opts(const std::function<bool(const Opt&)>& try_opt);

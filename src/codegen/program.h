@@ -19,7 +19,7 @@
 //                  `buf[idx]`, or `gate ? buf[idx] : alt` (no memory access when gate is false); of a
 //                  DEFINE_LOCAL also (buf, idx, BARRIER or ASYNC_COMMIT), the node it must follow.
 //   STORE          void, src (buf, idx, value) or (buf, idx, value, gate): `buf[idx] = value`, if gate.
-//   ALU ops        ADD MUL SUB IDIV MOD MAX CMPLT CMPNE AND OR XOR SHL SHR FDIV WHERE MULACC
+//   ALU ops        ADD MUL SUB IDIV MOD MAX CMPLT CMPNE AND OR XOR SHL SHR FDIV WHERE MULACC DOT4
 //                  EXP2 LOG2 SIN SQRT RECIP NEG TRUNC, CAST, BITCAST: C semantics in the node's dtype
 //                  (IDIV/MOD truncate toward zero; ints wrap; bool is 0/1; comparisons give bool).
 //   BARRIER        (GPU) workgroup barrier.  IF / ENDIF: src (gate) / (IF): a conditional block.
@@ -50,7 +50,8 @@
 //                  waits until at most n % 256 of the thread's groups are still in flight; n >= 256: then
 //                  makes the copies visible to the async proxy (WGMMA reads them). (The interpreter copies
 //                  at once, so both are no-ops there.)
-//   LDMATRIX       dtype T.vec(2 * count), src (DEFINE_LOCAL, row idx, after...), arg LdmatrixArg (renderer/tensor_core.h) packed as
+//   LDMATRIX       dtype T.vec(2 * count), src (DEFINE_LOCAL, row idx, after...), arg LdmatrixArg
+//   (renderer/tensor_core.h) packed as
 //                  int64 (count | trans << 8): warp-wide load of `count` 8x8 matrices of 16-bit T; lane l gives
 //                  the address of row l % 8 of matrix l / 8 (8 consecutive elements); lane 4g + t receives
 //                  elements (g, 2t), (g, 2t + 1) of each matrix, or (2t, g), (2t + 1, g) with trans, as lanes

@@ -21,8 +21,8 @@ constexpr Ops kProgramOps[] = {
     Ops::TMA_LOAD, Ops::MBAR_INIT, Ops::MBAR_EXPECT, Ops::MBAR_WAIT, Ops::PREFETCH,
     // ALU
     Ops::ADD, Ops::MUL, Ops::SUB, Ops::IDIV, Ops::MOD, Ops::MAX, Ops::CMPLT, Ops::CMPNE, Ops::AND, Ops::OR, Ops::XOR,
-    Ops::SHL, Ops::SHR, Ops::FDIV, Ops::WHERE, Ops::MULACC, Ops::EXP2, Ops::LOG2, Ops::SIN, Ops::SQRT, Ops::RECIP,
-    Ops::NEG, Ops::TRUNC, Ops::CAST, Ops::BITCAST};
+    Ops::SHL, Ops::SHR, Ops::FDIV, Ops::WHERE, Ops::MULACC, Ops::DOT4, Ops::EXP2, Ops::LOG2, Ops::SIN, Ops::SQRT,
+    Ops::RECIP, Ops::NEG, Ops::TRUNC, Ops::CAST, Ops::BITCAST};
 
 constexpr int32_t kBody = -1;  // the kernel body: the block outside every loop and IF
 

@@ -1,9 +1,14 @@
 // Weights in llama.cpp's quantized blocks, dequantized where they are used: include/tg/block_weight.h.
 #include "tg/block_weight.h"
 
+#include "tg/context.h"
 #include "tg/error.h"
 
 namespace tg::nn {
+
+// QDOT=0: 4-bit blocks dequantized to float inside the matmul (no int8 activations, no integer dot products).
+static ContextVar QDOT("QDOT", 1);
+
 namespace {
 
 std::string shape_str(const Tensor& t) {
@@ -46,7 +51,74 @@ Tensor block_values(const std::string& format, const Tensor& scale, const std::o
   return d * values + offset->reshape({out, nb, 1, 1}).cast(dtypes::float32);
 }
 
+// The 4-bit formats as integer dot products: a block's weights are d * q + m (Q4_0: m = -8 d), x's 32 values of the
+// block are dx * xq with xq in int8 (dx = max |x| / 127), so a block adds d dx (q . xq) + m (sum of x). 16 rows
+// side by side (`Interleaved`): a vector lane is a row, and its 32-bit words (4 nibbles of q, low nibbles the block's
+// weights 0-15 and high ones 16-31) meet the same 4 bytes of xq in every lane: each word is two DOT4s (vpdpbusd).
+constexpr int64_t kLanes = 16;
+
+// (out / 16, n_blocks, ..., 16) -> (out, n_blocks, ...): the rows back in order (a view).
+Tensor deinterleave(const Tensor& t) {
+  const int64_t groups = int64_t(t.shape()[0]), n = int64_t(t.ndim());
+  std::vector<int64_t> order{0, n - 1};
+  Shape rows{groups * kLanes};
+  for (int64_t d = 1; d < n - 1; d++) order.push_back(d), rows.push_back(t.shape()[size_t(d)]);
+  return t.permute(order).reshape(rows);
+}
+
+// (out, n_blocks, ...) -> (out / 16, n_blocks, ..., 16): row r of a group is lane r of each element.
+Tensor interleave(const Tensor& t) {
+  const int64_t out = int64_t(t.shape()[0]);
+  Shape grouped{out / kLanes, kLanes};
+  std::vector<int64_t> order{0};
+  for (size_t d = 1; d < t.shape().size(); d++) grouped.push_back(t.shape()[d]), order.push_back(int64_t(d) + 1);
+  order.push_back(1);
+  return t.reshape(grouped).permute(order).contiguous();
+}
+
 }  // namespace
+
+BlockWeight::Interleaved BlockWeight::interleaved(const std::string& format, const Tensor& scale,
+                                                  const std::optional<Tensor>& offset, const Tensor& quants) {
+  const int64_t out = int64_t(scale.shape()[0]), nb = int64_t(scale.shape()[1]);
+  Tensor offset_or_q4_0 = format == "Q4_1" ? *offset : (scale.cast(dtypes::float32) * -8.0f).cast(dtypes::float16);
+  return Interleaved{interleave(quants.bitcast(dtypes::int32).reshape({out, nb, 4})),  // (G, nb, 4, 16)
+                     interleave(scale), interleave(offset_or_q4_0)};                   // (G, nb, 16)
+}
+
+bool BlockWeight::integer_dots() const { return packed_.has_value(); }
+
+Tensor BlockWeight::integer_linear(const Tensor& x) const {
+  const int64_t nb = in_ / 32, groups = out_ / kLanes;
+  const Shape x_shape = x.shape();
+  Shape lead(x_shape.begin(), x_shape.end() - 1);
+  int64_t rows = 1;
+  for (const sint& d : lead) rows *= int64_t(d);
+  // x in int8 blocks: (rows, nb, 32) -> scale dx, sum of x, and 8 words of 4 bytes each
+  Tensor xb = x.cast(dtypes::float32).reshape({rows, nb, 32});
+  // (each use of amax expands it first: arithmetic on a reduce and then an expand would be a kernel of its own)
+  Tensor amax = xb.abs().max(-1, true), amax32 = amax.expand({rows, nb, 32});
+  Tensor xq = (xb * (amax32 > 0.0f).where(127.0f / amax32, 0.0f)).round().cast(dtypes::int8);
+  Tensor xw = xq.bitcast(dtypes::int32).contiguous();  // (rows, nb, 8)
+  Tensor dx = amax.reshape({rows, 1, nb, 1}).expand({rows, groups, nb, kLanes}) / 127.0f;
+  Tensor sx = xb.sum(-1).reshape({rows, 1, nb, 1});
+  // Weights per group of 16 rows: word k of each block, a row a lane
+  const Tensor& q = packed_->words;  // (G, nb, 4, 16)
+  Tensor isum = Tensor::zeros({1, 1, 1, 1}, {.dtype = dtypes::int32, .device = q.device()});
+  for (int64_t k = 0; k < 4; k++) {
+    Tensor qk = q.shrink({{0, groups}, {0, nb}, {k, k + 1}, {0, kLanes}}).reshape({1, groups, nb, kLanes});
+    auto x_word = [&](int64_t w) { return xw.shrink({{0, rows}, {0, nb}, {w, w + 1}}).reshape({rows, 1, nb, 1}); };
+    isum = qk.bitwise_and(0x0f0f0f0f).dot4(x_word(k), isum);
+    isum = qk.rshift(4).bitwise_and(0x0f0f0f0f).dot4(x_word(k + 4), isum);
+  }
+  Tensor d = packed_->scale.cast(dtypes::float32).reshape({1, groups, nb, kLanes});
+  Tensor m = packed_->offset.cast(dtypes::float32).reshape({1, groups, nb, kLanes});
+  Tensor terms = isum.cast(dtypes::float32) * (d * dx) + m * sx;  // (rows, G, nb, 16)
+  // (summed over the blocks with a group's 16 rows as the kernel's vector lanes)
+  Tensor y = terms.sum(2);
+  lead.push_back(out_);
+  return y.reshape(lead).cast(x.dtype());
+}
 
 BlockWeight::BlockWeight(std::string format, Tensor scale, std::optional<Tensor> offset, Tensor quants)
     : format_(std::move(format)),
@@ -55,7 +127,15 @@ BlockWeight::BlockWeight(std::string format, Tensor scale, std::optional<Tensor>
       quants_(std::move(quants)),
       out_(check_parts(format_, scale_, offset_, quants_)),
       in_(int64_t(scale_.shape()[1]) * 32),
-      blocks_(block_values(format_, scale_, offset_, quants_)),
+      packed_(QDOT > 0 && format_ != "Q8_0" && out_ % kLanes == 0
+                  ? std::optional<Interleaved>(interleaved(format_, scale_, offset_, quants_))
+                  : std::nullopt),
+      // (read from what parts() realizes: the interleaved copies where there are some)
+      blocks_(packed_ ? block_values(
+                            format_, deinterleave(packed_->scale),
+                            format_ == "Q4_1" ? std::optional<Tensor>(deinterleave(packed_->offset)) : std::nullopt,
+                            deinterleave(packed_->words).bitcast(dtypes::uint8))
+                      : block_values(format_, scale_, offset_, quants_)),
       dense_(blocks_.reshape({out_, in_})) {}
 
 Tensor BlockWeight::linear(const Tensor& x) const {
@@ -63,6 +143,7 @@ Tensor BlockWeight::linear(const Tensor& x) const {
     throw Error("BlockWeight::linear: x " + shape_str(x) + " must end in the " + std::to_string(in_) +
                 " input features of this " + std::to_string(out_) + "x" + std::to_string(in_) + " " + format_ +
                 " weight");
+  if (integer_dots() && x.dtype().is_float()) return integer_linear(x);
   // (..., in) -> (..., 1, n_blocks, <block dims>) against (out, n_blocks, <block dims>), summed over the blocks:
   // each block's loads and nibble arithmetic stay inside the matmul's kernel.
   const Shape x_shape = x.shape();
@@ -110,6 +191,7 @@ BlockWeight BlockWeight::cat(const std::vector<BlockWeight>& ws) {
 }
 
 std::vector<Tensor> BlockWeight::parts() const {
+  if (integer_dots()) return {packed_->scale, packed_->offset, packed_->words};
   std::vector<Tensor> p{scale_};
   if (offset_) p.push_back(*offset_);
   p.push_back(quants_);

@@ -120,6 +120,32 @@ std::string exp2_helper(const std::string& q, const std::string& T, const std::s
          ")((h + 127) << 23) * (" + T + ")((i - h + 127) << 23);\n" + "  return " + sel("x != x", "x", "r") + ";\n}";
 }
 
+// DOT4 on int32 vectors T (U: the unsigned lanes): c + the unsigned bytes of a times the signed bytes of b, lane by
+// lane. One vpdpbusd where the compiler targets AVX512-VNNI (or AVX-VNNI for 4 and 8 lanes); shifts and multiplies
+// on the vectors elsewhere. Sums wrap, as exec_alu's.
+std::string dot4_helper(const std::string& q, const std::string& T, const std::string& U, int lanes,
+                        const std::string& name) {
+  std::string vnni;
+  if (lanes == 16)
+    vnni =
+        "#if defined(__AVX512VNNI__)\n  return (" + T + ")_mm512_dpbusd_epi32((__m512i)c, (__m512i)a, (__m512i)b);\n";
+  const std::string bits = lanes == 8 ? "256" : "";
+  if (lanes == 8 || lanes == 4)
+    vnni = "#if defined(__AVX512VNNI__) && defined(__AVX512VL__)\n  return (" + T + ")_mm" + bits +
+           "_dpbusd_epi32((__m" + (lanes == 8 ? "256" : "128") + "i)c, (__m" + (lanes == 8 ? "256" : "128") +
+           "i)a, (__m" + (lanes == 8 ? "256" : "128") + "i)b);\n#elif defined(__AVXVNNI__)\n  return (" + T + ")_mm" +
+           bits + "_dpbusd_avx_epi32((__m" + (lanes == 8 ? "256" : "128") + "i)c, (__m" + (lanes == 8 ? "256" : "128") +
+           "i)a, (__m" + (lanes == 8 ? "256" : "128") + "i)b);\n";
+  std::string generic = "  " + U + " s = (" + U + ")c, ua = (" + U + ")a, ub = (" + U +
+                        ")b;\n"
+                        "  for (int k = 0; k < 32; k += 8) s += (" +
+                        U + ")(((" + T + ")((ua >> k) & 255u)) * (((" + T + ")(ub << (24 - k))) >> 24));\n  return (" +
+                        T + ")s;\n";
+  std::string head = "#if defined(__AVX512VNNI__) || defined(__AVXVNNI__)\n#include <immintrin.h>\n#endif\n";
+  return head + q + " " + T + " " + name + "(" + T + " a, " + T + " b, " + T + " c) {\n" +
+         (vnni.empty() ? generic : vnni + "#else\n" + generic + "#endif\n") + "}";
+}
+
 }  // namespace
 
 int ClangRenderer::cpu_threads() {
@@ -143,7 +169,8 @@ bool is_small_int(DType d) {
 bool ClangRenderer::vectorizes(Ops op, DType scalar) const {
   if (is_small_int(scalar))
     return op == Ops::LOAD || op == Ops::STORE || op == Ops::AND || op == Ops::OR || op == Ops::XOR || op == Ops::SHR ||
-           op == Ops::SHL || op == Ops::ADD || op == Ops::SUB || op == Ops::MUL;  // (lanes wrap)
+           op == Ops::SHL || op == Ops::ADD || op == Ops::SUB || op == Ops::MUL ||  // (lanes wrap)
+           (op == Ops::DOT4 && scalar == dtypes::int32);                            // vpdpbusd where the CPU has it
   if (scalar == dtypes::float16) return op == Ops::LOAD;
   if (scalar != dtypes::float32 && scalar != dtypes::float64) return false;
   switch (op) {
@@ -201,6 +228,14 @@ std::string ClangRenderer::render_alu(const UOp& u, const std::vector<std::strin
     const std::string T = type_name(dt), M = type_name(mask), name = "tg_exp2_" + T;
     pre.need(name, [&] { return exp2_helper(helper_qualifier(), T, M, name); });
     return name + "(" + a[0] + ")";
+  }
+  if (u.op == Ops::DOT4 && dt.count > 1) {
+    DType unsigned_lanes = dtypes::uint32.vec(dt.count);
+    if (std::find(pre.vector_types.begin(), pre.vector_types.end(), unsigned_lanes) == pre.vector_types.end())
+      pre.vector_types.push_back(unsigned_lanes);
+    const std::string T = type_name(dt), name = "tg_dot4_" + T;
+    pre.need(name, [&] { return dot4_helper(helper_qualifier(), T, type_name(unsigned_lanes), dt.count, name); });
+    return name + "(" + a[0] + ", " + a[1] + ", " + a[2] + ")";
   }
   // MULACC in float64: exec_alu rounds the product, then the sum; a*b+c in one expression would be one fused
   // multiply-add under -ffp-contract=on, so the product is a call (contraction stays within an expression).

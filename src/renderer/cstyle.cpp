@@ -123,7 +123,7 @@ std::string CStyleRenderer::math_fn(const char* base, DType dt) const {
 }
 
 bool CStyleRenderer::supports(Ops op) const {
-  if (op == Ops::THREEFRY) return true;  // rendered through a helper
+  if (op == Ops::THREEFRY || op == Ops::DOT4) return true;  // rendered through a helper
   if (op == Ops::CAST || op == Ops::BITCAST) return true;
   return is_alu(op) && bool(code_for_op_[int(op)]);
 }
@@ -272,6 +272,19 @@ std::string CStyleRenderer::render_alu(const UOp& u, const std::vector<std::stri
       std::vector<std::string> d;
       for (auto& x : a) d.push_back("(double)" + x);
       return render_cast(dt, dtypes::float64, code_for_op_[int(op)](d, dtypes::float64), pre);
+    }
+    if (op == Ops::DOT4) {
+      pre.need("tg_dot4", [&] {
+        // unsigned bytes of a times signed bytes of b, added to c (as exec_alu: wrapping, so summed unsigned)
+        return q +
+               " int tg_dot4(int a, int b, int c) {\n"
+               "  unsigned int s = (unsigned int)c;\n"
+               "  for (int k = 0; k < 32; k += 8) s += (unsigned int)((int)(((unsigned int)a >> k) & 255u) * "
+               "(int)(signed char)((unsigned int)b >> k));\n"
+               "  return (int)s;\n"
+               "}";
+      });
+      return "tg_dot4(" + a[0] + ", " + a[1] + ", " + a[2] + ")";
     }
     if (op == Ops::THREEFRY) {
       pre.need("tg_threefry", [&] {

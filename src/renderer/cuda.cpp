@@ -101,6 +101,15 @@ std::string CUDARenderer::render_alu(const UOp& u, const std::vector<std::string
     if (is_bf16(dt)) return "__bfloat162float(__double2bfloat16(" + e + "))";
     return "((float)" + e + ")";
   }
+  // DOT4: one dp4a (sm_61+), unsigned bytes of a times signed bytes of b.
+  if (u.op == Ops::DOT4) {
+    pre.need("tg_dot4", [&] {
+      return helper_qualifier() +
+             " int tg_dot4(int a, int b, int c) {\n"
+             "  int d; asm(\"dp4a.u32.s32 %0, %1, %2, %3;\" : \"=r\"(d) : \"r\"(a), \"r\"(b), \"r\"(c)); return d;\n}";
+    });
+    return "tg_dot4(" + a[0] + ", " + a[1] + ", " + a[2] + ")";
+  }
   if (u.op == Ops::IDIV && is_16bit_float(dt)) {
     std::string e = "trunc((double)" + a[0] + "/" + a[1] + ")";
     return is_half(dt) ? "__half2float(__double2half(" + e + "))" : "__bfloat162float(__double2bfloat16(" + e + "))";

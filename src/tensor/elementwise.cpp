@@ -122,6 +122,16 @@ Tensor Tensor::where(ConstValue x, ConstValue y) const {
   return where(tx, broadcast_scalar(tx, y));
 }
 
+Tensor Tensor::dot4(const Tensor& b, const Tensor& acc) const {
+  if (dtype() != dtypes::int32 || b.dtype() != dtypes::int32 || acc.dtype() != dtypes::int32)
+    throw Error("dot4: expected int32 tensors (4 bytes packed in each), got " + dtype().name() + ", " +
+                b.dtype().name() + " and " + acc.dtype().name());
+  Shape s = broadcast_shape("dot4", broadcast_shape("dot4", shape(), b.shape()), acc.shape());
+  return Tensor(
+      UOp::alu(Ops::DOT4, {broadcast_to(*this, s).uop(), broadcast_to(b, s).uop(), broadcast_to(acc, s).uop()}),
+      device());
+}
+
 // ---- comparisons ----
 Tensor Tensor::lt(const Tensor& y) const {
   auto [a, b] = broadcasted("lt", *this, y);

@@ -326,6 +326,15 @@ Num exec_alu(Ops op, DType dtype, DType src_dtype, const std::vector<Num>& srcs)
       if (int_like(dt)) return make_int(uint64_t(srcs[0].i) * uint64_t(srcs[1].i) + uint64_t(srcs[2].i), dt);
       return make_float(srcs[0].f * srcs[1].f + srcs[2].f, dt);
     }
+    case Ops::DOT4: {  // int32: c + sum over k of byte k of a (unsigned) * byte k of b (signed), wrapping
+      need(3);
+      if (dt != dtypes::int32) throw Error("exec_alu: DOT4 on " + dt.repr() + " (expected int32)");
+      uint64_t acc = uint64_t(srcs[2].i);
+      for (int k = 0; k < 4; k++)
+        acc += uint64_t(int64_t((uint64_t(srcs[0].i) >> (8 * k)) & 255) *
+                        int64_t(int8_t(uint8_t(uint64_t(srcs[1].i) >> (8 * k)))));
+      return make_int(acc, dt);
+    }
     case Ops::CMPLT:
     case Ops::CMPNE: {
       need(2);

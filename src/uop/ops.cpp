@@ -31,7 +31,7 @@ bool is_binary(Ops op) {
   }
 }
 
-bool is_ternary(Ops op) { return op == Ops::WHERE || op == Ops::MULACC; }
+bool is_ternary(Ops op) { return op == Ops::WHERE || op == Ops::MULACC || op == Ops::DOT4; }
 bool is_alu(Ops op) { return is_unary(op) || is_binary(op) || is_ternary(op); }
 
 bool is_commutative(Ops op) {

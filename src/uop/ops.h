@@ -5,8 +5,8 @@
 
 namespace tg {
 
-#define TG_OPS(X)                                                                                    \
-  /* tensor graph */                                                                                 \
+#define TG_OPS(X)    \
+  /* tensor graph */ \
   X(BUFFER) X(DEVICE) X(COPY) X(CONTIGUOUS) X(ASSIGN) X(DETACH) X(BIND)                              \
   /* movement (only at the tensor level; the graph stores them folded into VIEW) */                  \
   X(RESHAPE) X(PERMUTE) X(EXPAND) X(PAD) X(SHRINK) X(FLIP)                                           \
@@ -24,8 +24,8 @@ namespace tg {
   /* binary ALU */                                                                                   \
   X(ADD) X(MUL) X(SUB) X(IDIV) X(MOD) X(MAX) X(CMPLT) X(CMPNE) X(AND) X(OR) X(XOR) X(SHL) X(SHR)     \
   X(FDIV) X(THREEFRY) X(POW)                                                                         \
-  /* ternary ALU */                                                                                  \
-  X(WHERE) X(MULACC) X(WMMA) X(WGMMA)                                                                \
+  /* ternary ALU (DOT4: int32 c + the 4 unsigned bytes of a times the 4 signed bytes of b) */          \
+  X(WHERE) X(MULACC) X(DOT4) X(WMMA) X(WGMMA)                                                        \
   /* lowering only (codegen/lowerer.cpp): a value at each combination of the upcast values of the dims */ \
   /* in its arg (a bit mask); never reaches a linearized program */                                  \
   X(UNROLL)
@@ -45,7 +45,7 @@ const char* op_name(Ops op);  // "ADD"
 bool is_unary(Ops op);        // EXP2 LOG2 SIN SQRT RECIP NEG TRUNC
 bool is_binary(Ops op);       // ADD MUL SUB IDIV MOD MAX CMPLT CMPNE AND OR XOR SHL SHR FDIV THREEFRY POW
 // (POW lives in the tensor graph only: uop/decompositions rewrites it into EXP2/LOG2 before lowering.)
-bool is_ternary(Ops op);      // WHERE MULACC
+bool is_ternary(Ops op);      // WHERE MULACC DOT4
 bool is_alu(Ops op);          // unary, binary or ternary
 bool is_commutative(Ops op);  // ADD MUL MAX CMPNE AND OR XOR
 bool is_movement(Ops op);     // RESHAPE PERMUTE EXPAND PAD SHRINK FLIP

@@ -4,16 +4,18 @@
 // on INTERP (EMULATE=CUDA), CUDA and with CC=gcc.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
 #include <vector>
 
 #include "../common/expect_error.h"
+#include "../common/float16_bits.h"
 #include "tg/block_weight.h"
+#include "tg/context.h"
 #include "tg/nn.h"
 #include "tg/tg.h"
-#include "../common/float16_bits.h"
 
 using tg::Shape;
 using tg::Tensor;
@@ -82,6 +84,45 @@ std::vector<double> reference(const std::vector<float>& x, int64_t rows, const P
   return y;
 }
 
+// What the integer dot products compute (Q4_0, Q4_1 with rows in 16s): x's blocks of 32 in int8 (half to even of
+// x * (127 / max |x|), in float), then per block d * dx * (q . xq) + m * (sum of x), m = -8 d for Q4_0. `mag` gets the
+// sum of the terms' magnitudes (the scale of float32's rounding) and `bound` how far the int8 x may take the result
+// from x @ dense.T: sum over blocks of max |x| / 254 * sum |w| (half a step of xq per weight).
+std::vector<double> integer_reference(const std::vector<float>& x, int64_t rows, const Parts& p,
+                                      std::vector<double>& mag, std::vector<double>& bound) {
+  const int64_t nb = p.in / 32;
+  std::vector<double> y(size_t(rows * p.out));
+  mag.assign(y.size(), 0), bound.assign(y.size(), 0);
+  for (int64_t t = 0; t < rows; t++)
+    for (int64_t b = 0; b < nb; b++) {
+      const float* xb = &x[size_t(t * p.in + b * 32)];
+      float amax = 0;
+      double sx = 0;
+      for (int j = 0; j < 32; j++) amax = std::max(amax, std::fabs(xb[j])), sx += xb[j];
+      const float inv = amax > 0 ? 127.0f / amax : 0.0f, dx = amax / 127.0f;
+      int xq[32];
+      for (int j = 0; j < 32; j++) xq[j] = int(std::nearbyint(xb[j] * inv));
+      for (int64_t n = 0; n < p.out; n++) {
+        const int64_t blk = n * nb + b;
+        const uint8_t* q = &p.quants[size_t(blk * 16)];
+        int isum = 0;
+        double wsum = 0;
+        for (int j = 0; j < 32; j++) {
+          isum += (j < 16 ? q[j] & 15 : q[j - 16] >> 4) * xq[j];
+          wsum += std::fabs(p.dense[size_t(n * p.in + b * 32 + j)]);
+        }
+        const double d = tgtest::float16_bits_to_float(p.scale[size_t(blk)]);
+        const double m = p.format == "Q4_1" ? double(tgtest::float16_bits_to_float(p.offset[size_t(blk)])) : -8 * d;
+        const double term = double(isum) * d * double(dx), offset_term = m * sx;
+        const size_t o = size_t(t * p.out + n);
+        y[o] += term + offset_term;
+        mag[o] += std::fabs(term) + std::fabs(offset_term);
+        bound[o] += double(amax) / 254 * wsum;
+      }
+    }
+  return y;
+}
+
 std::vector<float> random_x(int64_t n, uint32_t seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> u(-1, 1);
@@ -92,7 +133,9 @@ std::vector<float> random_x(int64_t n, uint32_t seed) {
 
 }  // namespace
 
+// QDOT=0: the blocks dequantized inside the matmul, products in float32: x @ dense.T within float32 rounding.
 TEST(BlockWeight, LinearAndDenseMatchTheDequantizedLoops) {
+  tg::Context ctx({{"QDOT", 0}});
   for (const char* format : {"Q4_0", "Q4_1", "Q8_0"}) {
     for (auto [out, in] : {std::pair<int64_t, int64_t>{48, 64}, {33, 96}, {1, 32}}) {
       SCOPED_TRACE(std::string(format) + " " + std::to_string(out) + "x" + std::to_string(in));
@@ -113,6 +156,34 @@ TEST(BlockWeight, LinearAndDenseMatchTheDequantizedLoops) {
         EXPECT_EQ(y16.dtype(), dtypes::float16);
         got = y16.cast(dtypes::float32).tolist<float>();
         for (size_t i = 0; i < got.size(); i++) EXPECT_NEAR(got[i], want[i], 2e-2 * (1 + std::fabs(want[i]))) << i;
+      }
+    }
+  }
+}
+
+// QDOT=1 (the default): Q4_0 and Q4_1 matrices whose rows come in 16s take integer dot products against x in int8
+// blocks. Their result equals the integer loops' within float32 rounding, and x @ dense.T within what int8 x costs;
+// dense() stays exact (read back from the interleaved copies). Shapes: 3 groups of 16 rows, SmolLM2's 576 inputs
+// (18 blocks), and 512 x 576, large enough to split across threads. Q8_0, and rows not in 16s, stay in float.
+TEST(BlockWeight, IntegerDotProductsMatchTheIntegerLoops) {
+  for (const char* format : {"Q4_0", "Q4_1"}) {
+    for (auto [out, in] : {std::pair<int64_t, int64_t>{48, 64}, {96, 576}, {512, 576}}) {
+      SCOPED_TRACE(std::string(format) + " " + std::to_string(out) + "x" + std::to_string(in));
+      const Parts p(format, out, in, uint32_t(out * 5 + in));
+      const tg::nn::BlockWeight w = p.weight();
+      EXPECT_EQ(w.dense().tolist<float>(), p.dense);
+      for (int64_t rows : {1, 3}) {
+        std::vector<float> x = random_x(rows * in, uint32_t(rows + 7));
+        for (int j = 0; j < 32; j++) x[size_t(j)] = 0;  // a block of zeros (max |x| = 0)
+        x[40] = 2.5f;                                   // and ties: 2.5 * 127 / 2.5 = 127 exactly
+        std::vector<double> mag, bound;
+        const std::vector<double> want = integer_reference(x, rows, p, mag, bound), exact = reference(x, rows, p);
+        std::vector<float> got = w.linear(Tensor(x, {rows, in})).tolist<float>();
+        ASSERT_EQ(got.size(), want.size());
+        for (size_t i = 0; i < got.size(); i++) {
+          EXPECT_NEAR(got[i], want[i], 1e-5 * (1 + mag[i])) << i;
+          EXPECT_NEAR(got[i], exact[i], bound[i] + 1e-5 * (1 + mag[i])) << i;
+        }
       }
     }
   }
@@ -159,13 +230,18 @@ TEST(BlockWeight, LinearUsesTheBlocksUntilItsWeightIsReplaced) {
 
 TEST(BlockWeight, SeveralRowsDequantizeInsideTheMatmul) {
   // The blocks are read by every row of x (an expand by 5): still one kernel, no dense float32 copy of the weight
-  // (which the realized table would then keep for as long as the weight lives).
-  const Parts p("Q4_0", 64, 128, 5);
-  const tg::nn::BlockWeight w = p.weight();
-  Tensor x = Tensor(random_x(5 * 128, 1), {5, 128}).realize();
-  const int64_t before = tg::GlobalCounters::kernel_count;
-  w.linear(x).realize();
-  EXPECT_EQ(tg::GlobalCounters::kernel_count - before, 1);
+  // (which the realized table would then keep for as long as the weight lives). With integer dot products: x's
+  // maxima, sums and int8 words, then the product.
+  for (long qdot : {0L, 1L}) {
+    tg::Context ctx({{"QDOT", qdot}});
+    const Parts p("Q4_0", 64, 128, 5);
+    const tg::nn::BlockWeight w = p.weight();
+    Tensor::realize_all(w.parts());
+    Tensor x = Tensor(random_x(5 * 128, 1), {5, 128}).realize();
+    const int64_t before = tg::GlobalCounters::kernel_count;
+    w.linear(x).realize();
+    EXPECT_EQ(tg::GlobalCounters::kernel_count - before, qdot ? 4 : 1);
+  }
 }
 
 TEST(BlockWeight, CatAndRowsKeepTheWeights) {

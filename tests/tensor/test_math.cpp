@@ -479,3 +479,46 @@ TEST(MathOperators, ModAndBitwiseOperators) {
   EXPECT_THROW(f & 1, tg::Error) << "bitwise ops need ints or bools";
   EXPECT_THROW(f.idiv(2), tg::Error) << "idiv needs integers";
 }
+
+// dot4: acc + the unsigned bytes of a times the signed bytes of b, against a loop over the bytes. Edge words (every
+// byte 0x80 or 0xff, INT_MIN, sums that wrap past INT_MAX) and random ones; 16 and 8 lanes (vpdpbusd where the CPU
+// has VNNI), 3 (lanes of scalars) and one value; broadcasting; int32 only.
+TEST(MathDot4, UnsignedBytesTimesSignedBytesPlusAccumulator) {
+  auto want = [](int32_t a, int32_t b, int32_t c) {
+    uint32_t s = uint32_t(c);
+    for (int k = 0; k < 32; k += 8)
+      s += uint32_t(int32_t((uint32_t(a) >> k) & 255u) * int32_t(int8_t(uint32_t(b) >> k)));
+    return int32_t(s);
+  };
+  const std::vector<int32_t> edge{0,
+                                  1,
+                                  -1,
+                                  INT32_MIN,
+                                  INT32_MAX,
+                                  int32_t(0x80808080),
+                                  int32_t(0x7f7f7f7f),
+                                  int32_t(0x01ff80ff),
+                                  0x0f0f0f0f,
+                                  int32_t(0xf0f0f0f0)};
+  uint32_t state = 12345;
+  auto next = [&] { return int32_t(state = state * 1664525u + 1013904223u); };
+  for (int64_t n : {16, 8, 3, 1, 40}) {
+    std::vector<int32_t> a, b, c, w;
+    for (int64_t i = 0; i < n; i++) {
+      a.push_back(i < int64_t(edge.size()) ? edge[size_t(i)] : next());
+      b.push_back(i < int64_t(edge.size()) ? edge[size_t(edge.size() - 1 - size_t(i))] : next());
+      c.push_back(i % 3 == 0 ? INT32_MAX - int32_t(i) : next());  // wraps
+      w.push_back(want(a.back(), b.back(), c.back()));
+    }
+    EXPECT_EQ(Tensor(a).dot4(Tensor(b), Tensor(c)).tolist<int32_t>(), w) << n << " lanes";
+  }
+  // (2, 1) x (1, 3) + a scalar accumulator: broadcast to (2, 3)
+  Tensor a(std::vector<int32_t>{0x01020304, int32_t(0xff00ff00)}, {2, 1}),
+      b(std::vector<int32_t>{1, -1, 0x7f7f7f7f}, {1, 3});
+  std::vector<int32_t> got = a.dot4(b, Tensor(std::vector<int32_t>{5}, {1})).tolist<int32_t>(), expect;
+  for (int32_t x : {0x01020304, int32_t(0xff00ff00)})
+    for (int32_t y : {1, -1, 0x7f7f7f7f}) expect.push_back(want(x, y, 5));
+  EXPECT_EQ(got, expect);
+  EXPECT_THROW(Tensor(std::vector<float>{1}).dot4(Tensor(std::vector<int32_t>{1}), Tensor(std::vector<int32_t>{1})),
+               tg::Error);
+}

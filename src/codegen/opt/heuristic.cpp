@@ -207,6 +207,12 @@ void Kernel::reduce_register_tile(const std::function<bool(const Opt&)>& try_opt
         // (8 accumulators in all: a multi-reduce kernel keeps one per reduce (SwiGLU's gate and up rows); 16 vector
         // accumulators and their operands spill out of AVX-512's 32 registers)
         if (full_shape_[size_t(d)] % amt != 0 || tile * amt * std::max(1, reduce_count_) > 8) continue;
+        // (on a CPU that will split the kernel across threads, leave the dim divisible by them: 36 row groups as
+        // 12 x 3, not 9 x 4, which step 4 could not split)
+        const int threads = renderer_.threads();
+        if (splits_across_threads() && full_shape_[size_t(d)] % threads == 0 &&
+            (full_shape_[size_t(d)] / amt) % threads != 0)
+          continue;
         // fewest buffers that depend on the dim, then the smallest strides
         int n = 0;
         int64_t sum = 0;
@@ -302,12 +308,38 @@ bool Kernel::writes_bytes() const {
   return out.itemsize() == 1 && !out.is_float() && out != dtypes::bool_;
 }
 
+// Bytes the loads read (each element once; a symbolic dim at its largest): a product of integer dot products has few
+// elements (a row block each) but reads as much as the float one.
+int64_t Kernel::bytes_loaded() const {
+  std::unordered_map<const UOp*, int64_t> load_itemsize;  // VIEW -> its LOAD's element size
+  for (const UOp* u : toposort(ast_))
+    if (u->op == Ops::LOAD) load_itemsize[u->src.at(1).get()] = u->dtype.itemsize();
+  int64_t total = 0;
+  for (size_t i = 1; i < sts_.size(); i++) {
+    if (!is_load_[i]) continue;
+    int64_t elements = 1;
+    for (size_t d = 0; d < full_shape_.size(); d++)
+      if (stride_of(i, int(d)) != 0) elements *= full_shape_[d].vmax();
+    auto it = load_itemsize.find(views_[i]);
+    total += elements * (it == load_itemsize.end() ? 4 : it->second);
+  }
+  return total;
+}
+
+// Whether step 4 looks for a dim to split across the CPU's threads: there is enough work for each (elements, or bytes
+// read).
+bool Kernel::splits_across_threads() const {
+  const int threads = renderer_.threads();
+  const int64_t enough = int64_t(threads) * (64 << 10);
+  return !renderer_.has_local() && threads > 1 && (prod(full_shape_).vmax() >= enough || bytes_loaded() >= enough);
+}
+
 // hand_coded_optimizations' step 4 (CPUs).
 void Kernel::cpu_threads(const std::function<bool(const Opt&)>& try_opt) {
   // 4. Threads: split the outermost loop dim that divides evenly, when there is enough work for each.
   const int threads = renderer_.threads();
   // (a symbolic kernel at its largest size)
-  if (threads > 1 && prod(full_shape_).vmax() >= int64_t(threads) * (64 << 10)) {
+  if (splits_across_threads()) {
     for (int t = threads; t >= 2; t--) {
       bool done = false;
       for (int d = 0; d < first_reduce() && !done; d++)
