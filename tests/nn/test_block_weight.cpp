@@ -161,11 +161,12 @@ TEST(BlockWeight, LinearAndDenseMatchTheDequantizedLoops) {
   }
 }
 
-// QDOT=1 (the default): Q4_0 and Q4_1 matrices whose rows come in 16s take integer dot products against x in int8
-// blocks. Their result equals the integer loops' within float32 rounding, and x @ dense.T within what int8 x costs;
-// dense() stays exact (read back from the interleaved copies). Shapes: 3 groups of 16 rows, SmolLM2's 576 inputs
+// QDOT=1 (the default; on CPUs) or 2: Q4_0 and Q4_1 matrices whose rows come in 16s take integer dot products against x
+// in int8 blocks. Their result equals the integer loops' within float32 rounding, and x @ dense.T within what int8 x
+// costs; dense() stays exact (read back from the interleaved copies). Shapes: 3 groups of 16 rows, SmolLM2's 576 inputs
 // (18 blocks), and 512 x 576, large enough to split across threads. Q8_0, and rows not in 16s, stay in float.
 TEST(BlockWeight, IntegerDotProductsMatchTheIntegerLoops) {
+  tg::Context ctx({{"QDOT", 2}});  // (on every device, not only CPUs)
   for (const char* format : {"Q4_0", "Q4_1"}) {
     for (auto [out, in] : {std::pair<int64_t, int64_t>{48, 64}, {96, 576}, {512, 576}}) {
       SCOPED_TRACE(std::string(format) + " " + std::to_string(out) + "x" + std::to_string(in));
@@ -232,7 +233,7 @@ TEST(BlockWeight, SeveralRowsDequantizeInsideTheMatmul) {
   // The blocks are read by every row of x (an expand by 5): still one kernel, no dense float32 copy of the weight
   // (which the realized table would then keep for as long as the weight lives). With integer dot products: x's
   // maxima, sums and int8 words, then the product.
-  for (long qdot : {0L, 1L}) {
+  for (long qdot : {0L, 2L}) {
     tg::Context ctx({{"QDOT", qdot}});
     const Parts p("Q4_0", 64, 128, 5);
     const tg::nn::BlockWeight w = p.weight();
