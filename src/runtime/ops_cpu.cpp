@@ -13,14 +13,12 @@
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iterator>
-#include <map>
 #include <mutex>
 #include <regex>
 #include <set>
@@ -389,22 +387,6 @@ class ThreadPool {
   }
 };
 
-struct PoolStat {
-  long n = 0, both_main = 0;
-  double wall = 0, main = 0, worker = 0, late = 0;
-};
-std::map<std::string, PoolStat>& pool_stats() {
-  static std::map<std::string, PoolStat> m;
-  static struct P {
-    ~P() {
-      for (auto& [k, s] : m)
-        fprintf(stderr, "POOL %-32s n %6ld wall %8.2f main %8.2f worker %8.2f late %6.2f main_tasks %ld\n", k.c_str(),
-                s.n, s.wall / s.n, s.main / s.n, s.worker / s.n, s.late / s.n, s.both_main);
-    }
-  } p;
-  return m;
-}
-
 class CPUProgram : public Program {
  public:
   CPUProgram(const ProgramSpec& spec, const std::string& binary)
@@ -443,31 +425,11 @@ class CPUProgram : public Program {
       entry_(b, v.data());
     } else {
       EntryFn entry = entry_;
-      static const bool stats = std::getenv("TG_POOL_STATS");  // TEMP
-      std::chrono::steady_clock::time_point ts[8], te[8];
-      bool on_main[8];
-      auto main_id = std::this_thread::get_id();
       ThreadPool::get().run(threads_, [&](int t) {
-        if (stats) ts[t] = std::chrono::steady_clock::now(), on_main[t] = std::this_thread::get_id() == main_id;
         std::vector<long long> vt = v;
         vt.back() = t;
         entry(b, vt.data());
-        if (stats) te[t] = std::chrono::steady_clock::now();
       });
-      if (stats) {
-        auto tend = std::chrono::steady_clock::now();
-        auto us = [](auto a, auto b) { return std::chrono::duration<double, std::micro>(b - a).count(); };
-        PoolStat& st = pool_stats()[name_];
-        st.n++;
-        st.wall += us(t0, tend);
-        for (int t = 0; t < threads_ && t < 8; t++) {
-          if (on_main[t])
-            st.main += us(ts[t], te[t]);
-          else
-            st.worker += us(ts[t], te[t]), st.late += us(t0, ts[t]);
-          if (on_main[t]) st.both_main++;
-        }
-      }
     }
     auto t1 = std::chrono::steady_clock::now();
     return wait ? std::chrono::duration<double>(t1 - t0).count() : 0.0;
