@@ -341,7 +341,7 @@ class ThreadPool {
   static constexpr int kNoTasks = 1 << 30;
   std::atomic<int> n_{0}, next_{kNoTasks}, pending_{0};
   std::atomic<uint64_t> generation_{0};
-  bool stop_ = false;
+  std::atomic<bool> stop_{false};
   std::vector<std::thread> workers_;
 
   static void pause() {
@@ -370,11 +370,24 @@ class ThreadPool {
 
   void loop(uint64_t seen) {
     for (;;) {
-      // Spin for a new job for a little while (about 100us), then sleep.
+      // Spin for a new job for a little while (about 100us), then sleep. A job seen while spinning is taken without
+      // the mutex (run() publishes it before the generation, and work() claims tasks atomically): the worker's half
+      // of a split kernel started ~1 us after the caller's.
       auto t0 = std::chrono::steady_clock::now();
-      for (int spins = 0; generation_.load(std::memory_order_acquire) == seen; spins++) {
-        pause();
-        if ((spins & 255) == 255 && std::chrono::steady_clock::now() - t0 > std::chrono::microseconds(100)) break;
+      bool woke = false;
+      for (int spins = 0; !woke; spins++) {
+        if (generation_.load(std::memory_order_acquire) != seen)
+          woke = true;
+        else if ((spins & 255) == 255 && std::chrono::steady_clock::now() - t0 > std::chrono::microseconds(100))
+          break;
+        else
+          pause();
+      }
+      if (woke) {
+        seen = generation_.load(std::memory_order_acquire);
+        if (stop_.load()) return;
+        if (job_.load()) work();
+        continue;
       }
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait(lock, [&] { return stop_ || generation_.load() != seen; });
