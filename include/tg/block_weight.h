@@ -47,9 +47,10 @@ class BlockWeight {
 
  private:
   // The 4-bit blocks with 16 rows side by side (a row a vector lane): words (out/16, n_blocks, 4, 16) int32, scale
-  // and offset (out/16, n_blocks, 16) float16 (Q4_0's offset: -8 * scale).
+  // and (Q4_1) offset (out/16, n_blocks, 16) float16. (Q4_0's offset, -8 * scale, is computed where it is used.)
   struct Interleaved {
-    Tensor words, scale, offset;
+    Tensor words, scale;
+    std::optional<Tensor> offset;
   };
   static Interleaved interleaved(const std::string& format, const Tensor& scale, const std::optional<Tensor>& offset,
                                  const Tensor& quants);

@@ -86,9 +86,9 @@ Tensor interleave(const Tensor& t) {
 BlockWeight::Interleaved BlockWeight::interleaved(const std::string& format, const Tensor& scale,
                                                   const std::optional<Tensor>& offset, const Tensor& quants) {
   const int64_t out = int64_t(scale.shape()[0]), nb = int64_t(scale.shape()[1]);
-  Tensor offset_or_q4_0 = format == "Q4_1" ? *offset : (scale.cast(dtypes::float32) * -8.0f).cast(dtypes::float16);
   return Interleaved{interleave(quants.bitcast(dtypes::int32).reshape({out, nb, 4})),  // (G, nb, 4, 16)
-                     interleave(scale), interleave(offset_or_q4_0)};                   // (G, nb, 16)
+                     interleave(scale),                                                // (G, nb, 16)
+                     offset ? std::optional<Tensor>(interleave(*offset)) : std::nullopt};
 }
 
 bool BlockWeight::integer_dots() const { return packed_.has_value(); }
@@ -117,7 +117,7 @@ Tensor BlockWeight::integer_linear(const Tensor& x) const {
     isum = qk.rshift(4).bitwise_and(0x0f0f0f0f).dot4(x_word(k + 4), isum);
   }
   Tensor d = packed_->scale.cast(dtypes::float32).reshape({1, groups, nb, kLanes});
-  Tensor m = packed_->offset.cast(dtypes::float32).reshape({1, groups, nb, kLanes});
+  Tensor m = packed_->offset ? packed_->offset->cast(dtypes::float32).reshape({1, groups, nb, kLanes}) : d * -8.0f;
   Tensor terms = isum.cast(dtypes::float32) * (d * dx) + m * sx;  // (rows, G, nb, 16)
   // (summed over the blocks with a group's 16 rows as the kernel's vector lanes)
   Tensor y = terms.sum(2);
@@ -136,11 +136,11 @@ BlockWeight::BlockWeight(std::string format, Tensor scale, std::optional<Tensor>
                   ? std::optional<Interleaved>(interleaved(format_, scale_, offset_, quants_))
                   : std::nullopt),
       // (read from what parts() realizes: the interleaved copies where there are some)
-      blocks_(packed_ ? block_values(
-                            format_, deinterleave(packed_->scale),
-                            format_ == "Q4_1" ? std::optional<Tensor>(deinterleave(packed_->offset)) : std::nullopt,
-                            deinterleave(packed_->words).bitcast(dtypes::uint8))
-                      : block_values(format_, scale_, offset_, quants_)),
+      blocks_(packed_
+                  ? block_values(format_, deinterleave(packed_->scale),
+                                 packed_->offset ? std::optional<Tensor>(deinterleave(*packed_->offset)) : std::nullopt,
+                                 deinterleave(packed_->words).bitcast(dtypes::uint8))
+                  : block_values(format_, scale_, offset_, quants_)),
       dense_(blocks_.reshape({out_, in_})) {}
 
 Tensor BlockWeight::linear(const Tensor& x) const {
@@ -196,7 +196,12 @@ BlockWeight BlockWeight::cat(const std::vector<BlockWeight>& ws) {
 }
 
 std::vector<Tensor> BlockWeight::parts() const {
-  if (integer_dots()) return {packed_->scale, packed_->offset, packed_->words};
+  if (integer_dots()) {
+    std::vector<Tensor> p{packed_->scale};
+    if (packed_->offset) p.push_back(*packed_->offset);
+    p.push_back(packed_->words);
+    return p;
+  }
   std::vector<Tensor> p{scale_};
   if (offset_) p.push_back(*offset_);
   p.push_back(quants_);
