@@ -19,6 +19,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "renderer/renderer.h"
@@ -147,6 +148,7 @@ class Kernel {
   bool loads_stream_along_reduce(int vdim) const;  // codegen/opt/heuristic.cpp
   bool masks_along(int d) const;                   // codegen/opt/heuristic.cpp
   int64_t streamed_itemsize() const;               // codegen/opt/heuristic.cpp
+  std::unordered_map<const UOp*, int64_t> load_itemsizes() const;  // codegen/opt/heuristic.cpp
   int64_t bytes_loaded() const;                    // codegen/opt/heuristic.cpp
   bool splits_across_threads() const;              // codegen/opt/heuristic.cpp
   // hand_coded_optimizations on renderers with tensor cores: TC plus register tiles and warps for a matmul;

@@ -50,8 +50,7 @@
 //                  waits until at most n % 256 of the thread's groups are still in flight; n >= 256: then
 //                  makes the copies visible to the async proxy (WGMMA reads them). (The interpreter copies
 //                  at once, so both are no-ops there.)
-//   LDMATRIX       dtype T.vec(2 * count), src (DEFINE_LOCAL, row idx, after...), arg LdmatrixArg
-//   (renderer/tensor_core.h) packed as
+//   LDMATRIX       dtype T.vec(2 * count), src (DEFINE_LOCAL, row idx, after...), arg LdmatrixArg (renderer/tensor_core.h) packed as
 //                  int64 (count | trans << 8): warp-wide load of `count` 8x8 matrices of 16-bit T; lane l gives
 //                  the address of row l % 8 of matrix l / 8 (8 consecutive elements); lane 4g + t receives
 //                  elements (g, 2t), (g, 2t + 1) of each matrix, or (2t, g), (2t + 1, g) with trans, as lanes

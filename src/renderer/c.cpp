@@ -125,23 +125,19 @@ std::string exp2_helper(const std::string& q, const std::string& T, const std::s
 // on the vectors elsewhere. Sums wrap, as exec_alu's.
 std::string dot4_helper(const std::string& q, const std::string& T, const std::string& U, int lanes,
                         const std::string& name) {
+  // the intrinsic for this width: _mm512_ / _mm256_ / _mm_ on __m512i / __m256i / __m128i
+  const std::string bits = std::to_string(32 * lanes), mm = lanes == 4 ? "_mm" : "_mm" + bits;
+  const std::string args = "((__m" + bits + "i)c, (__m" + bits + "i)a, (__m" + bits + "i)b);\n";
   std::string vnni;
-  if (lanes == 16)
-    vnni =
-        "#if defined(__AVX512VNNI__)\n  return (" + T + ")_mm512_dpbusd_epi32((__m512i)c, (__m512i)a, (__m512i)b);\n";
-  const std::string bits = lanes == 8 ? "256" : "";
+  if (lanes == 16) vnni = "#if defined(__AVX512VNNI__)\n  return (" + T + ")" + mm + "_dpbusd_epi32" + args;
   if (lanes == 8 || lanes == 4)
-    vnni = "#if defined(__AVX512VNNI__) && defined(__AVX512VL__)\n  return (" + T + ")_mm" + bits +
-           "_dpbusd_epi32((__m" + (lanes == 8 ? "256" : "128") + "i)c, (__m" + (lanes == 8 ? "256" : "128") +
-           "i)a, (__m" + (lanes == 8 ? "256" : "128") + "i)b);\n#elif defined(__AVXVNNI__)\n  return (" + T + ")_mm" +
-           bits + "_dpbusd_avx_epi32((__m" + (lanes == 8 ? "256" : "128") + "i)c, (__m" + (lanes == 8 ? "256" : "128") +
-           "i)a, (__m" + (lanes == 8 ? "256" : "128") + "i)b);\n";
-  std::string generic = "  " + U + " s = (" + U + ")c, ua = (" + U + ")a, ub = (" + U +
-                        ")b;\n"
-                        "  for (int k = 0; k < 32; k += 8) s += (" +
-                        U + ")(((" + T + ")((ua >> k) & 255u)) * (((" + T + ")(ub << (24 - k))) >> 24));\n  return (" +
-                        T + ")s;\n";
-  std::string head = "#if defined(__AVX512VNNI__) || defined(__AVXVNNI__)\n#include <immintrin.h>\n#endif\n";
+    vnni = "#if defined(__AVX512VNNI__) && defined(__AVX512VL__)\n  return (" + T + ")" + mm + "_dpbusd_epi32" + args +
+           "#elif defined(__AVXVNNI__)\n  return (" + T + ")" + mm + "_dpbusd_avx_epi32" + args;
+  const std::string generic = "  " + U + " s = (" + U + ")c, ua = (" + U + ")a, ub = (" + U + ")b;\n" +
+                              "  for (int k = 0; k < 32; k += 8) s += (" + U + ")(((" + T +
+                              ")((ua >> k) & 255u)) * (((" + T + ")(ub << (24 - k))) >> 24));\n  return (" + T +
+                              ")s;\n";
+  const std::string head = "#if defined(__AVX512VNNI__) || defined(__AVXVNNI__)\n#include <immintrin.h>\n#endif\n";
   return head + q + " " + T + " " + name + "(" + T + " a, " + T + " b, " + T + " c) {\n" +
          (vnni.empty() ? generic : vnni + "#else\n" + generic + "#endif\n") + "}";
 }

@@ -225,6 +225,40 @@ std::string CStyleRenderer::render_const(const UOp& u, Prelude& pre) const {
 
 int CStyleRenderer::operand_uses(const UOp& u, size_t i) const { return u.op == Ops::MAX ? (i == 1 ? 3 : 2) : 1; }
 
+namespace {
+// DOT4 on one int: unsigned bytes of a times signed bytes of b, added to c (as exec_alu: wrapping, so summed
+// unsigned).
+std::string dot4_scalar_helper(const std::string& q) {
+  return q +
+         " int tg_dot4(int a, int b, int c) {\n"
+         "  unsigned int s = (unsigned int)c;\n"
+         "  for (int k = 0; k < 32; k += 8) s += (unsigned int)((int)(((unsigned int)a >> k) & 255u) * "
+         "(int)(signed char)((unsigned int)b >> k));\n"
+         "  return (int)s;\n"
+         "}";
+}
+
+// Threefry-2x32, 20 rounds: the low/high words of x are the counter, of key the key (as exec_alu).
+std::string threefry_helper(const std::string& q) {
+  return q +
+         " unsigned long tg_threefry(unsigned long x, unsigned long key) {\n"
+         "  const int rot[2][4] = {{13, 15, 26, 6}, {17, 29, 16, 24}};\n"
+         "  unsigned int k0 = (unsigned int)key, k1 = (unsigned int)(key >> 32);\n"
+         "  unsigned int ks[3] = {k1, k0 ^ k1 ^ 0x1BD11BDAu, k0};\n"
+         "  unsigned int x0 = (unsigned int)x + ks[2], x1 = (unsigned int)(x >> 32) + ks[0];\n"
+         "  for (int i = 0; i < 5; i++) {\n"
+         "    for (int j = 0; j < 4; j++) {\n"
+         "      int k = rot[i % 2][j];\n"
+         "      x0 += x1; x1 = ((x1 << k) | (x1 >> (32 - k))) ^ x0;\n"
+         "    }\n"
+         "    x0 += ks[i % 3]; x1 += ks[(i + 1) % 3] + (unsigned int)(i + 1);\n"
+         "  }\n"
+         "  return ((unsigned long)x1 << 32) | x0;\n"
+         "}";
+}
+
+}  // namespace
+
 std::string CStyleRenderer::render_alu(const UOp& u, const std::vector<std::string>& a, Prelude& pre) const {
   Ops op = u.op;
   DType dt = u.dtype;
@@ -274,36 +308,11 @@ std::string CStyleRenderer::render_alu(const UOp& u, const std::vector<std::stri
       return render_cast(dt, dtypes::float64, code_for_op_[int(op)](d, dtypes::float64), pre);
     }
     if (op == Ops::DOT4) {
-      pre.need("tg_dot4", [&] {
-        // unsigned bytes of a times signed bytes of b, added to c (as exec_alu: wrapping, so summed unsigned)
-        return q +
-               " int tg_dot4(int a, int b, int c) {\n"
-               "  unsigned int s = (unsigned int)c;\n"
-               "  for (int k = 0; k < 32; k += 8) s += (unsigned int)((int)(((unsigned int)a >> k) & 255u) * "
-               "(int)(signed char)((unsigned int)b >> k));\n"
-               "  return (int)s;\n"
-               "}";
-      });
+      pre.need("tg_dot4", [&] { return dot4_scalar_helper(q); });
       return "tg_dot4(" + a[0] + ", " + a[1] + ", " + a[2] + ")";
     }
     if (op == Ops::THREEFRY) {
-      pre.need("tg_threefry", [&] {
-        // Threefry-2x32, 20 rounds: the low/high words of x are the counter, of key the key (as exec_alu).
-        return q + " unsigned long tg_threefry(unsigned long x, unsigned long key) {\n"
-               "  const int rot[2][4] = {{13, 15, 26, 6}, {17, 29, 16, 24}};\n"
-               "  unsigned int k0 = (unsigned int)key, k1 = (unsigned int)(key >> 32);\n"
-               "  unsigned int ks[3] = {k1, k0 ^ k1 ^ 0x1BD11BDAu, k0};\n"
-               "  unsigned int x0 = (unsigned int)x + ks[2], x1 = (unsigned int)(x >> 32) + ks[0];\n"
-               "  for (int i = 0; i < 5; i++) {\n"
-               "    for (int j = 0; j < 4; j++) {\n"
-               "      int k = rot[i % 2][j];\n"
-               "      x0 += x1; x1 = ((x1 << k) | (x1 >> (32 - k))) ^ x0;\n"
-               "    }\n"
-               "    x0 += ks[i % 3]; x1 += ks[(i + 1) % 3] + (unsigned int)(i + 1);\n"
-               "  }\n"
-               "  return ((unsigned long)x1 << 32) | x0;\n"
-               "}";
-      });
+      pre.need("tg_threefry", [&] { return threefry_helper(q); });
       return "tg_threefry(" + a[0] + ", " + a[1] + ")";
     }
   }

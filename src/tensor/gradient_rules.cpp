@@ -156,36 +156,22 @@ Grads view_grad(const GradCtx& c) {
 const TypedMatcher<GradCtx>& pm_gradient() {
   static const TypedMatcher<GradCtx> pm({
       // arithmetic
-      rule(Ops::ADD,
-           [](const GradCtx& c) -> Grads {
-             return {c.grad, c.grad};
-           }),
-      rule(Ops::MUL,
-           [](const GradCtx& c) -> Grads {
-             return {c.grad * c.src(1), c.grad * c.src(0)};
-           }),
+      rule(Ops::ADD, [](const GradCtx& c) -> Grads { return {c.grad, c.grad}; }),
+      rule(Ops::MUL, [](const GradCtx& c) -> Grads { return {c.grad * c.src(1), c.grad * c.src(0)}; }),
       rule(Ops::NEG, [](const GradCtx& c) -> Grads { return {c.grad.neg()}; }),
-      rule(Ops::FDIV,
-           [](const GradCtx& c) -> Grads {
-             Tensor x = c.src(0), y = c.src(1);
-             return {c.grad / y, (c.grad * x / (y * y)).neg()};
-           }),
-      rule(Ops::SUB,
-           [](const GradCtx& c) -> Grads {
-             return {c.grad, c.grad.neg()};
-           }),
-      rule(Ops::MULACC,
-           [](const GradCtx& c) -> Grads {
-             return {c.grad * c.src(1), c.grad * c.src(0), c.grad};
-           }),
+      rule(Ops::FDIV, [](const GradCtx& c) -> Grads {
+        Tensor x = c.src(0), y = c.src(1);
+        return {c.grad / y, (c.grad * x / (y * y)).neg()};
+      }),
+      rule(Ops::SUB, [](const GradCtx& c) -> Grads { return {c.grad, c.grad.neg()}; }),
+      rule(Ops::MULACC, [](const GradCtx& c) -> Grads { return {c.grad * c.src(1), c.grad * c.src(0), c.grad}; }),
       rule(Ops::MAX, max_grad),
       rule(Ops::POW, pow_grad),
       // where: the condition gets none; each branch gets the gradient where it was chosen
-      rule(Ops::WHERE,
-           [](const GradCtx& c) -> Grads {
-             Tensor cond = c.src(0);
-             return {std::nullopt, cond.where(c.grad, 0), cond.where(0, c.grad)};
-           }),
+      rule(Ops::WHERE, [](const GradCtx& c) -> Grads {
+        Tensor cond = c.src(0);
+        return {std::nullopt, cond.where(c.grad, 0), cond.where(0, c.grad)};
+      }),
       // transcendental (the result `node()` is reused where it is the derivative's main factor)
       rule(Ops::EXP2, [](const GradCtx& c) -> Grads { return {c.grad * c.node() * kLn2}; }),
       rule(Ops::LOG2, [](const GradCtx& c) -> Grads { return {c.grad / (c.src(0) * kLn2)}; }),
@@ -208,12 +194,11 @@ const TypedMatcher<GradCtx>& pm_gradient() {
       rule(Ops::DOT4, [](const GradCtx& c) { return c.none(); }),
       rule(Ops::BITCAST, [](const GradCtx& c) { return c.none(); }),
       // casts: cast the gradient back, but only into float sources (an int input has no gradient)
-      rule(Ops::CAST,
-           [](const GradCtx& c) -> Grads {
-             DType in = c.ret->src[0]->dtype;
-             if (!in.is_float()) return c.none();
-             return {c.grad.cast(in)};
-           }),
+      rule(Ops::CAST, [](const GradCtx& c) -> Grads {
+        DType in = c.ret->src[0]->dtype;
+        if (!in.is_float()) return c.none();
+        return {c.grad.cast(in)};
+      }),
       // reductions
       rule(Ops::REDUCE_AXIS, reduce_grad),
       // movement: each op's inverse
@@ -226,14 +211,8 @@ const TypedMatcher<GradCtx>& pm_gradient() {
       rule(Ops::VIEW, view_grad),
       // buffers and devices: pass through; COPY sends the gradient back to the source's device
       rule(Ops::CONTIGUOUS, [](const GradCtx& c) -> Grads { return {c.grad}; }),
-      rule(Ops::COPY,
-           [](const GradCtx& c) -> Grads {
-             return {std::nullopt, c.grad.to(c.src(1).device())};
-           }),
-      rule(Ops::ASSIGN,
-           [](const GradCtx& c) -> Grads {
-             return {std::nullopt, c.grad};
-           }),
+      rule(Ops::COPY, [](const GradCtx& c) -> Grads { return {std::nullopt, c.grad.to(c.src(1).device())}; }),
+      rule(Ops::ASSIGN, [](const GradCtx& c) -> Grads { return {std::nullopt, c.grad}; }),
       rule(Ops::DETACH, [](const GradCtx& c) { return c.none(); }),
   });
   return pm;

@@ -5,8 +5,8 @@
 
 namespace tg {
 
-#define TG_OPS(X)    \
-  /* tensor graph */ \
+#define TG_OPS(X)                                                                                    \
+  /* tensor graph */                                                                                 \
   X(BUFFER) X(DEVICE) X(COPY) X(CONTIGUOUS) X(ASSIGN) X(DETACH) X(BIND)                              \
   /* movement (only at the tensor level; the graph stores them folded into VIEW) */                  \
   X(RESHAPE) X(PERMUTE) X(EXPAND) X(PAD) X(SHRINK) X(FLIP)                                           \
@@ -24,7 +24,7 @@ namespace tg {
   /* binary ALU */                                                                                   \
   X(ADD) X(MUL) X(SUB) X(IDIV) X(MOD) X(MAX) X(CMPLT) X(CMPNE) X(AND) X(OR) X(XOR) X(SHL) X(SHR)     \
   X(FDIV) X(THREEFRY) X(POW)                                                                         \
-  /* ternary ALU (DOT4: int32 c + the 4 unsigned bytes of a times the 4 signed bytes of b) */          \
+  /* ternary ALU (DOT4: int32 c + the 4 unsigned bytes of a times the 4 signed bytes of b) */       \
   X(WHERE) X(MULACC) X(DOT4) X(WMMA) X(WGMMA)                                                        \
   /* lowering only (codegen/lowerer.cpp): a value at each combination of the upcast values of the dims */ \
   /* in its arg (a bit mask); never reaches a linearized program */                                  \

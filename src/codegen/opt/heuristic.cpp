@@ -128,15 +128,19 @@ void Kernel::group_gpu_reduce(const std::function<bool(const Opt&)>& try_opt) {
 // The element size of the loads a reduce kernel streams: those contiguous along its innermost reduce dim that also
 // move along some output dim (W of x @ W.T, not x, which every output reads again from cache); the widest load's
 // when none does (a full reduce). A float32 x beside a float16 W gave W 8-byte loads (4 lanes of the vector).
+// Each load's VIEW -> the element size the LOAD reads.
+std::unordered_map<const UOp*, int64_t> Kernel::load_itemsizes() const {
+  std::unordered_map<const UOp*, int64_t> sizes;
+  for (const UOp* u : toposort(ast_))
+    if (u->op == Ops::LOAD) sizes[u->src.at(1).get()] = u->dtype.itemsize();
+  return sizes;
+}
+
 int64_t Kernel::streamed_itemsize() const {
   const int rd = first_upcast() - 1;
-  std::unordered_map<const UOp*, int64_t> load_itemsize;  // VIEW -> its LOAD's element size
+  const std::unordered_map<const UOp*, int64_t> load_itemsize = load_itemsizes();
   int64_t widest = 1, streamed = 0;
-  for (const UOp* u : toposort(ast_))
-    if (u->op == Ops::LOAD) {
-      load_itemsize[u->src.at(1).get()] = u->dtype.itemsize();
-      widest = std::max<int64_t>(widest, u->dtype.itemsize());
-    }
+  for (const auto& [view, size] : load_itemsize) widest = std::max(widest, size);
   for (size_t i = 1; i < sts_.size(); i++) {
     if (!is_load_[i] || stride_of(i, rd) != 1) continue;
     bool moves = false;
@@ -195,6 +199,8 @@ void Kernel::reduce_register_tile(const std::function<bool(const Opt&)>& try_opt
   // 2. A register tile. Upcast output dims that some input does not depend on (the M of
   // a matmul: B is expanded along it), so one load feeds several accumulators.
   int64_t tile = 1;  // accumulators that are not the vector dim
+  const int threads = renderer_.threads();
+  const bool threaded = splits_across_threads();
   for (int round = 0; round < 2; round++) {
     int best = -1;
     int64_t best_amt = 0;
@@ -209,9 +215,7 @@ void Kernel::reduce_register_tile(const std::function<bool(const Opt&)>& try_opt
         if (full_shape_[size_t(d)] % amt != 0 || tile * amt * std::max(1, reduce_count_) > 8) continue;
         // (on a CPU that will split the kernel across threads, leave the dim divisible by them: 36 row groups as
         // 12 x 3, not 9 x 4, which step 4 could not split)
-        const int threads = renderer_.threads();
-        if (splits_across_threads() && full_shape_[size_t(d)] % threads == 0 &&
-            (full_shape_[size_t(d)] / amt) % threads != 0)
+        if (threaded && full_shape_[size_t(d)] % threads == 0 && (full_shape_[size_t(d)] / amt) % threads != 0)
           continue;
         // fewest buffers that depend on the dim, then the smallest strides
         int n = 0;
@@ -311,9 +315,7 @@ bool Kernel::writes_bytes() const {
 // Bytes the loads read (each element once; a symbolic dim at its largest): a product of integer dot products has few
 // elements (a row block each) but reads as much as the float one.
 int64_t Kernel::bytes_loaded() const {
-  std::unordered_map<const UOp*, int64_t> load_itemsize;  // VIEW -> its LOAD's element size
-  for (const UOp* u : toposort(ast_))
-    if (u->op == Ops::LOAD) load_itemsize[u->src.at(1).get()] = u->dtype.itemsize();
+  const std::unordered_map<const UOp*, int64_t> load_itemsize = load_itemsizes();
   int64_t total = 0;
   for (size_t i = 1; i < sts_.size(); i++) {
     if (!is_load_[i]) continue;
