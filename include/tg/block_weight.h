@@ -33,8 +33,8 @@ class BlockWeight {
   const Tensor& dense() const { return dense_; }
   // The parts moved to `device` and made contiguous (not yet realized; see parts()).
   BlockWeight to(const std::string& device) const;
-  // What to realize: scale, offset (if any), quants; for the integer dot products (Q4_0, Q4_1 with rows in 16s,
-  // QDOT=1) their copies with 16 rows interleaved instead (the layout the matmul reads).
+  // What to realize: scale, offset (if any), quants; for the integer dot products (rows in 16s, QDOT=1 on a CPU)
+  // their copies with 16 rows interleaved instead (the layout the matmul reads).
   std::vector<Tensor> parts() const;
   // Rows [begin, end) (views of the parts: no copy).
   BlockWeight rows(int64_t begin, int64_t end) const;
@@ -46,14 +46,16 @@ class BlockWeight {
   int64_t nbytes() const;
 
  private:
-  // The 4-bit blocks with 16 rows side by side (a row a vector lane): words (out/16, n_blocks, 4, 16) int32, scale
-  // and (Q4_1) offset (out/16, n_blocks, 16) float16. (Q4_0's offset, -8 * scale, is computed where it is used.)
+  // The blocks with 16 rows side by side (a row a vector lane): words (out/16, n_blocks, 4 or 8, 16) int32 (Q8_0's
+  // bytes + 128: unsigned), scale and (Q4_1) offset (out/16, n_blocks, 16) float16. (Q4_0's offset, -8 * scale, is
+  // computed where it is used.)
   struct Interleaved {
     Tensor words, scale;
     std::optional<Tensor> offset;
   };
   static Interleaved interleaved(const std::string& format, const Tensor& scale, const std::optional<Tensor>& offset,
                                  const Tensor& quants);
+  static Tensor quants_of(const std::string& format, const Interleaved& packed);  // the constructor's quants again
   bool integer_dots() const;                     // linear() takes integer_linear() for float x
   Tensor integer_linear(const Tensor& x) const;  // x quantized to int8 blocks, DOT4s against the interleaved words
 

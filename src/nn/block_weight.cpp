@@ -6,7 +6,7 @@
 
 namespace tg::nn {
 
-// Integer dot products for the 4-bit formats: QDOT=1 on CPU devices (default; SmolLM2's decode 119 -> ~140 tok/s),
+// Integer dot products: QDOT=1 on CPU devices (default; SmolLM2's decode 119 -> ~140 tok/s),
 // 2 on every device (the heuristics give CUDA slow kernels for them: an H200 decoded SmolLM2 at 158 tok/s against
 // 598 dequantizing in float), 0 nowhere (dequantized to float inside the matmul).
 static ContextVar QDOT("QDOT", 1);
@@ -56,11 +56,14 @@ Tensor block_values(const std::string& format, const Tensor& scale, const std::o
   return d * values + offset->reshape({out, nb, 1, 1}).cast(dtypes::float32);
 }
 
-// The 4-bit formats as integer dot products: a block's weights are d * q + m (Q4_0: m = -8 d), x's 32 values of the
-// block are dx * xq with xq in int8 (dx = max |x| / 127), so a block adds d dx (q . xq) + m (sum of x). 16 rows
-// side by side (`Interleaved`): a vector lane is a row, and its 32-bit words (4 nibbles of q, low nibbles the block's
-// weights 0-15 and high ones 16-31) meet the same 4 bytes of xq in every lane: each word is two DOT4s (vpdpbusd).
+// The blocks as integer dot products: a block's weights are d * q + m (Q4_0: m = -8 d; Q8_0: m = 0), x's 32 values
+// of the block are dx * xq with xq in int8 (dx = max |x| / 127), so a block adds d dx (q . xq) + m (sum of x). 16 rows
+// side by side (`Interleaved`): a vector lane is a row, and its 32-bit words meet the same 4 bytes of xq in every
+// lane, one DOT4 (vpdpbusd: unsigned bytes times signed ones) each. A 4-bit word holds 4 nibbles of q (low nibbles
+// the block's weights 0-15, high ones 16-31): two DOT4s. Q8_0's signed bytes are stored with their sign bit flipped
+// (q + 128, unsigned): q . xq = (q + 128) . xq - 128 (sum of xq), exactly, in int32.
 constexpr int64_t kLanes = 16;
+constexpr int64_t kSignBits = int32_t(0x80808080u);  // XOR: int8 <-> uint8 + 128 in each byte of a word
 
 // (out / 16, n_blocks, ..., 16) -> (out, n_blocks, ...): the rows back in order (a view).
 Tensor deinterleave(const Tensor& t) {
@@ -86,9 +89,17 @@ Tensor interleave(const Tensor& t) {
 BlockWeight::Interleaved BlockWeight::interleaved(const std::string& format, const Tensor& scale,
                                                   const std::optional<Tensor>& offset, const Tensor& quants) {
   const int64_t out = int64_t(scale.shape()[0]), nb = int64_t(scale.shape()[1]);
-  return Interleaved{interleave(quants.bitcast(dtypes::int32).reshape({out, nb, 4})),  // (G, nb, 4, 16)
-                     interleave(scale),                                                // (G, nb, 16)
+  Tensor words = quants.bitcast(dtypes::int32).reshape({out, nb, format == "Q8_0" ? 8 : 4});
+  if (format == "Q8_0") words = words.bitwise_xor(kSignBits);
+  return Interleaved{interleave(words),  // (G, nb, 4 or 8, 16)
+                     interleave(scale),  // (G, nb, 16)
                      offset ? std::optional<Tensor>(interleave(*offset)) : std::nullopt};
+}
+
+// The quants read back from the interleaved words (a view), in the constructor's layout.
+Tensor BlockWeight::quants_of(const std::string& format, const Interleaved& packed) {
+  Tensor words = deinterleave(packed.words);
+  return format == "Q8_0" ? words.bitwise_xor(kSignBits).bitcast(dtypes::int8) : words.bitcast(dtypes::uint8);
 }
 
 bool BlockWeight::integer_dots() const { return packed_.has_value(); }
@@ -99,26 +110,34 @@ Tensor BlockWeight::integer_linear(const Tensor& x) const {
   Shape lead(x_shape.begin(), x_shape.end() - 1);
   int64_t rows = 1;
   for (const sint& d : lead) rows *= int64_t(d);
-  // x in int8 blocks: (rows, nb, 32) -> scale dx, sum of x, and 8 words of 4 bytes each
+  // x in int8 blocks: (rows, nb, 32) -> scale dx, 8 words of 4 bytes each, and (below) the sum of x (Q8_0: of xq)
   Tensor xb = x.cast(dtypes::float32).reshape({rows, nb, 32});
   // (each use of amax expands it first: arithmetic on a reduce and then an expand would be a kernel of its own)
   Tensor amax = xb.abs().max(-1, true), amax32 = amax.expand({rows, nb, 32});
   Tensor xq = (xb * (amax32 > 0.0f).where(127.0f / amax32, 0.0f)).round().cast(dtypes::int8);
   Tensor xw = xq.bitcast(dtypes::int32).contiguous();  // (rows, nb, 8)
   Tensor dx = amax.reshape({rows, 1, nb, 1}).expand({rows, groups, nb, kLanes}) / 127.0f;
-  Tensor sx = xb.sum(-1).reshape({rows, 1, nb, 1});
   // Weights per group of 16 rows: word k of each block, a row a lane
-  const Tensor& q = packed_->words;  // (G, nb, 4, 16)
+  const Tensor& q = packed_->words;  // (G, nb, 4 or 8, 16)
+  const bool q8 = format_ == "Q8_0";
   Tensor isum = Tensor::zeros({1, 1, 1, 1}, {.dtype = dtypes::int32, .device = q.device()});
-  for (int64_t k = 0; k < 4; k++) {
+  auto x_word = [&](int64_t w) { return xw.shrink({{0, rows}, {0, nb}, {w, w + 1}}).reshape({rows, 1, nb, 1}); };
+  for (int64_t k = 0; k < int64_t(q.shape()[2]); k++) {
     Tensor qk = q.shrink({{0, groups}, {0, nb}, {k, k + 1}, {0, kLanes}}).reshape({1, groups, nb, kLanes});
-    auto x_word = [&](int64_t w) { return xw.shrink({{0, rows}, {0, nb}, {w, w + 1}}).reshape({rows, 1, nb, 1}); };
+    if (q8) {
+      isum = qk.dot4(x_word(k), isum);
+      continue;
+    }
     isum = qk.bitwise_and(0x0f0f0f0f).dot4(x_word(k), isum);
     isum = qk.rshift(4).bitwise_and(0x0f0f0f0f).dot4(x_word(k + 4), isum);
   }
   Tensor d = packed_->scale.cast(dtypes::float32).reshape({1, groups, nb, kLanes});
-  Tensor m = packed_->offset ? packed_->offset->cast(dtypes::float32).reshape({1, groups, nb, kLanes}) : d * -8.0f;
-  Tensor terms = isum.cast(dtypes::float32) * (d * dx) + m * sx;  // (rows, G, nb, 16)
+  // A block's term (rows, G, nb, 16). Q8_0's words are q + 128: q . xq = isum - 128 (sum of xq), exact in int32.
+  // The 4-bit formats add m (sum of x), m = -8 d for Q4_0.
+  auto m = [&] { return packed_->offset ? packed_->offset->cast(dtypes::float32).reshape(d.shape()) : d * -8.0f; };
+  Tensor terms = q8 ? (isum - xq.cast(dtypes::int32).sum(-1).reshape({rows, 1, nb, 1}) * 128).cast(dtypes::float32) *
+                          (d * dx)
+                    : isum.cast(dtypes::float32) * (d * dx) + m() * xb.sum(-1).reshape({rows, 1, nb, 1});
   // (summed over the blocks with a group's 16 rows as the kernel's vector lanes)
   Tensor y = terms.sum(2);
   lead.push_back(out_);
@@ -132,15 +151,15 @@ BlockWeight::BlockWeight(std::string format, Tensor scale, std::optional<Tensor>
       quants_(std::move(quants)),
       out_(check_parts(format_, scale_, offset_, quants_)),
       in_(int64_t(scale_.shape()[1]) * 32),
-      packed_(integer_dots_on(scale_.device()) && format_ != "Q8_0" && out_ % kLanes == 0
+      packed_(integer_dots_on(scale_.device()) && out_ % kLanes == 0
                   ? std::optional<Interleaved>(interleaved(format_, scale_, offset_, quants_))
                   : std::nullopt),
       // (read from what parts() realizes: the interleaved copies where there are some)
-      blocks_(packed_
-                  ? block_values(format_, deinterleave(packed_->scale),
-                                 packed_->offset ? std::optional<Tensor>(deinterleave(*packed_->offset)) : std::nullopt,
-                                 deinterleave(packed_->words).bitcast(dtypes::uint8))
-                  : block_values(format_, scale_, offset_, quants_)),
+      blocks_(packed_ ? block_values(format_, deinterleave(packed_->scale),
+                                     packed_->offset ? std::optional<Tensor>(deinterleave(*packed_->offset))
+                                                     : std::nullopt,
+                                     quants_of(format_, *packed_))
+                      : block_values(format_, scale_, offset_, quants_)),
       dense_(blocks_.reshape({out_, in_})) {}
 
 Tensor BlockWeight::linear(const Tensor& x) const {

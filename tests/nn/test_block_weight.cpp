@@ -42,6 +42,7 @@ struct Parts {
     if (format == "Q4_1")
       for (int64_t k = 0; k < out * nb; k++) offset.push_back(half());
     for (int64_t k = 0; k < out * nb * bytes; k++) quants.push_back(uint8_t(byte(rng)));
+    if (format == "Q8_0") quants[0] = 0x80, quants[1] = 0x7f, quants[2] = 0;  // -128, 127 and 0 in the first word
     for (int64_t r = 0; r < out; r++)
       for (int64_t b = 0; b < nb; b++) {
         const int64_t blk = r * nb + b;
@@ -84,8 +85,8 @@ std::vector<double> reference(const std::vector<float>& x, int64_t rows, const P
   return y;
 }
 
-// What the integer dot products compute (Q4_0, Q4_1 with rows in 16s): x's blocks of 32 in int8 (half to even of
-// x * (127 / max |x|), in float), then per block d * dx * (q . xq) + m * (sum of x), m = -8 d for Q4_0. `mag` gets the
+// What the integer dot products compute (rows in 16s): x's blocks of 32 in int8 (half to even of x * (127 / max |x|),
+// in float), then per block d * dx * (q . xq) + m * (sum of x), m = -8 d for Q4_0 and 0 for Q8_0. `mag` gets the
 // sum of the terms' magnitudes (the scale of float32's rounding) and `bound` how far the int8 x may take the result
 // from x @ dense.T: sum over blocks of max |x| / 254 * sum |w| (half a step of xq per weight).
 std::vector<double> integer_reference(const std::vector<float>& x, int64_t rows, const Parts& p,
@@ -104,15 +105,18 @@ std::vector<double> integer_reference(const std::vector<float>& x, int64_t rows,
       for (int j = 0; j < 32; j++) xq[j] = int(std::nearbyint(xb[j] * inv));
       for (int64_t n = 0; n < p.out; n++) {
         const int64_t blk = n * nb + b;
-        const uint8_t* q = &p.quants[size_t(blk * 16)];
+        const bool q8 = p.format == "Q8_0";
+        const uint8_t* q = &p.quants[size_t(blk * (q8 ? 32 : 16))];
         int isum = 0;
         double wsum = 0;
         for (int j = 0; j < 32; j++) {
-          isum += (j < 16 ? q[j] & 15 : q[j - 16] >> 4) * xq[j];
+          isum += (q8 ? int(int8_t(q[j])) : j < 16 ? q[j] & 15 : q[j - 16] >> 4) * xq[j];
           wsum += std::fabs(p.dense[size_t(n * p.in + b * 32 + j)]);
         }
         const double d = tgtest::float16_bits_to_float(p.scale[size_t(blk)]);
-        const double m = p.format == "Q4_1" ? double(tgtest::float16_bits_to_float(p.offset[size_t(blk)])) : -8 * d;
+        const double m = p.format == "Q4_1" ? double(tgtest::float16_bits_to_float(p.offset[size_t(blk)]))
+                         : q8                 ? 0.0
+                                              : -8 * d;
         const double term = double(isum) * d * double(dx), offset_term = m * sx;
         const size_t o = size_t(t * p.out + n);
         y[o] += term + offset_term;
@@ -161,13 +165,14 @@ TEST(BlockWeight, LinearAndDenseMatchTheDequantizedLoops) {
   }
 }
 
-// QDOT=1 (the default; on CPUs) or 2: Q4_0 and Q4_1 matrices whose rows come in 16s take integer dot products against x
-// in int8 blocks. Their result equals the integer loops' within float32 rounding, and x @ dense.T within what int8 x
-// costs; dense() stays exact (read back from the interleaved copies). Shapes: 3 groups of 16 rows, SmolLM2's 576 inputs
-// (18 blocks), and 512 x 576, large enough to split across threads. Q8_0, and rows not in 16s, stay in float.
+// QDOT=1 (the default; on CPUs) or 2: matrices whose rows come in 16s take integer dot products against x in int8
+// blocks (Q8_0's bytes stored + 128; its first word holds -128, 127 and 0). Their result equals the integer loops'
+// within float32 rounding, and x @ dense.T within what int8 x costs; dense() stays exact (read back from the
+// interleaved copies). Shapes: 3 groups of 16 rows, SmolLM2's 576 inputs (18 blocks), and 512 x 576, large enough to
+// split across threads. Rows not in 16s stay in float.
 TEST(BlockWeight, IntegerDotProductsMatchTheIntegerLoops) {
   tg::Context ctx({{"QDOT", 2}});  // (on every device, not only CPUs)
-  for (const char* format : {"Q4_0", "Q4_1"}) {
+  for (const char* format : {"Q4_0", "Q4_1", "Q8_0"}) {
     for (auto [out, in] : {std::pair<int64_t, int64_t>{48, 64}, {96, 576}, {512, 576}}) {
       SCOPED_TRACE(std::string(format) + " " + std::to_string(out) + "x" + std::to_string(in));
       const Parts p(format, out, in, uint32_t(out * 5 + in));
