@@ -4,7 +4,7 @@ prompt, greedy, in the same run, with the same number of CPU threads; and the ba
 a decode step reads over a measured copy bandwidth), so each figure also reads as a share of the memory limit.
 
 Prints one table: decode tok/s (median of `--reps` runs of `-n` tokens, end of text ignored on both sides so each
-decodes -n tokens), prefill tok/s (a prompt of 81 tokens: prompt tokens / time to first token, which includes one
+decodes -n tokens; a repetition runs each contender once, in turn), prefill tok/s (a prompt of 81 tokens: prompt tokens / time to first token, which includes one
 decode step), and the ratio. Our decode rate is timed after TinyJit's two warm-up steps (the first runs eagerly,
 the second captures: scheduling and loading the kernels, ~0.13 s on the development box); llama.cpp's from its first
 decoded token. The last column keeps the warm-up in ours. llama.cpp is skipped
@@ -113,27 +113,34 @@ def main():
   ap.add_argument("--model", required=True)
   ap.add_argument("--llm", default="build/examples/llm")
   ap.add_argument("--threads", type=int, default=2)
-  ap.add_argument("--reps", type=int, default=3)
+  ap.add_argument("--reps", type=int, default=5)
   ap.add_argument("-n", type=int, default=64)
   args = ap.parse_args()
   nbytes = weight_bytes(args.model)
   bw = copy_bandwidth()
   bound = bw / nbytes
-  rows = {}
-  ours(args.llm, args.model, SHORT, 4, args.threads, [])  # compile the kernels once (the compile cache keeps them)
-  ours(args.llm, args.model, LONG, 4, args.threads, [])
-  for name, extra in (("tinygrad.cpp", []), ("tinygrad.cpp --dtype float16", ["--dtype", "float16"])):
+  for extra in ([], ["--dtype", "float16"]):  # compile the kernels once (the compile cache keeps them)
     ours(args.llm, args.model, SHORT, 4, args.threads, extra)
-    runs = [ours(args.llm, args.model, SHORT, args.n, args.threads, extra) for _ in range(args.reps)]
-    pre = [ours(args.llm, args.model, LONG, 2, args.threads, extra)[0] for _ in range(args.reps)]
-    rows[name] = (statistics.median(pre), statistics.median(r[1] for r in runs), statistics.median(r[2] for r in runs))
+    ours(args.llm, args.model, LONG, 4, args.threads, extra)
+  # Each repetition runs every contender once, one after the other: this box's speed drifts by 20-30% over minutes,
+  # and blocks of runs per contender would put the drift into the ratios.
+  who = {"tinygrad.cpp": [], "tinygrad.cpp --dtype float16": ["--dtype", "float16"]}
+  decode, prefill = {name: [] for name in list(who) + ["llama.cpp"]}, {name: [] for name in list(who) + ["llama.cpp"]}
   try:
-    runs = [theirs(args.model, SHORT, args.n, args.threads) for _ in range(args.reps)]
-    pre = [theirs(args.model, LONG, 1, args.threads)[0] for _ in range(args.reps)]
-    dec = statistics.median(r[1] for r in runs)
-    rows["llama.cpp"] = (statistics.median(pre), dec, dec)
+    import llama_cpp  # noqa: F401
   except ImportError:
     print("llama.cpp: llama_cpp does not import (python3 -m pip install llama-cpp-python); its rows are left out")
+    del decode["llama.cpp"], prefill["llama.cpp"]
+  for _ in range(args.reps):
+    for name, extra in who.items():
+      decode[name].append(ours(args.llm, args.model, SHORT, args.n, args.threads, extra))
+      prefill[name].append(ours(args.llm, args.model, LONG, 2, args.threads, extra)[0])
+    if "llama.cpp" in decode:
+      pre, dec = theirs(args.model, SHORT, args.n, args.threads)
+      decode["llama.cpp"].append((pre, dec, dec))
+      prefill["llama.cpp"].append(theirs(args.model, LONG, 1, args.threads)[0])
+  rows = {name: (statistics.median(prefill[name]), statistics.median(r[1] for r in runs),
+                 statistics.median(r[2] for r in runs)) for name, runs in decode.items()}
   print(f"model {os.path.basename(args.model)}: {nbytes / 1e6:.1f} MB of weights read per decoded token; copy "
         f"bandwidth {bw / 1e9:.1f} GB/s (numpy, 1 GiB) -> bound {bound:.0f} tok/s; threads {args.threads}")
   peer = rows.get("llama.cpp")

@@ -154,6 +154,10 @@ void ReplayPlan::run_bound(const std::vector<UOpPtr>& inputs) {
       replay({items_[x]}, *rebound);
       continue;
     }
+    if (s == slots_.size() || slots_[s].exec != x) {  // (most kernels read no input: no copy of their pointers)
+      e.runner->program->run(e.ptrs, e.vars, false);
+      continue;
+    }
     std::vector<void*> ptrs = e.ptrs;
     for (; s < slots_.size() && slots_[s].exec == x; s++) ptrs[slots_[s].buf] = in[slots_[s].input];
     e.runner->program->run(ptrs, e.vars, false);

@@ -297,18 +297,20 @@ class ThreadPool {
     return pool;
   }
 
+  // Publishing a job takes no lock: the job's fields, then next_ (a worker that claims a task reads them through
+  // it), then the generation that spinning workers watch. The mutex is only for workers that went to sleep.
   void run(int n, const std::function<void(int)>& f) {
     std::lock_guard<std::mutex> one_job(job_mu_);
     ensure_workers(n - 1);
-    {
+    job_.store(&f, std::memory_order_relaxed);
+    n_.store(n, std::memory_order_relaxed);
+    pending_.store(n, std::memory_order_relaxed);
+    next_.store(0, std::memory_order_release);  // last: a worker still leaving the previous job takes nothing before
+    generation_.fetch_add(1);                   // (seq_cst, as sleepers_ below: see loop())
+    if (sleepers_.load() > 0) {
       std::lock_guard<std::mutex> lock(mu_);
-      job_ = &f;
-      n_ = n;
-      pending_.store(n);
-      next_.store(0);  // last: a worker still leaving the previous job takes nothing before this
-      generation_.fetch_add(1);
+      cv_.notify_all();
     }
-    cv_.notify_all();
     work();
     // The calling thread ran out of tasks: wait for the ones still running elsewhere.
     for (int spins = 0; pending_.load(std::memory_order_acquire) != 0; spins++) {
@@ -319,9 +321,8 @@ class ThreadPool {
         done_cv_.wait(lock, [&] { return pending_.load() == 0; });
       }
     }
-    std::lock_guard<std::mutex> lock(mu_);
     next_.store(kNoTasks);
-    job_ = nullptr;
+    job_.store(nullptr);
   }
 
   ~ThreadPool() {
@@ -339,7 +340,7 @@ class ThreadPool {
   std::condition_variable cv_, done_cv_;
   std::atomic<const std::function<void(int)>*> job_{nullptr};
   static constexpr int kNoTasks = 1 << 30;
-  std::atomic<int> n_{0}, next_{kNoTasks}, pending_{0};
+  std::atomic<int> n_{0}, next_{kNoTasks}, pending_{0}, sleepers_{0};
   std::atomic<uint64_t> generation_{0};
   std::atomic<bool> stop_{false};
   std::vector<std::thread> workers_;
@@ -357,10 +358,10 @@ class ThreadPool {
     while (int(workers_.size()) < n) workers_.emplace_back([this, g = generation_.load()] { loop(g); });
   }
 
-  // Take tasks until none are left.
+  // Take tasks until none are left (a claim below n_ synchronizes with the job's publication through next_).
   void work() {
-    for (int i; (i = next_.fetch_add(1)) < n_;) {
-      (*job_.load())(i);
+    for (int i; (i = next_.fetch_add(1, std::memory_order_acq_rel)) < n_.load(std::memory_order_relaxed);) {
+      (*job_.load(std::memory_order_relaxed))(i);
       if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
         std::lock_guard<std::mutex> lock(mu_);
         done_cv_.notify_all();
@@ -370,9 +371,9 @@ class ThreadPool {
 
   void loop(uint64_t seen) {
     for (;;) {
-      // Spin for a new job for a little while (about 100us), then sleep. A job seen while spinning is taken without
-      // the mutex (run() publishes it before the generation, and work() claims tasks atomically): the worker's half
-      // of a split kernel started ~1 us after the caller's.
+      // Spin for a new job for a little while (about 100us), then sleep. A sleeper counts itself in sleepers_
+      // before it looks at the generation a last time (both seq_cst): run() either sees the count and wakes it
+      // under the mutex, or the sleeper sees the new generation and does not sleep.
       auto t0 = std::chrono::steady_clock::now();
       bool woke = false;
       for (int spins = 0; !woke; spins++) {
@@ -383,19 +384,15 @@ class ThreadPool {
         else
           pause();
       }
-      if (woke) {
-        seen = generation_.load(std::memory_order_acquire);
-        if (stop_.load()) return;
-        if (job_.load()) work();
-        continue;
+      if (!woke) {
+        std::unique_lock<std::mutex> lock(mu_);
+        sleepers_.fetch_add(1);
+        cv_.wait(lock, [&] { return stop_ || generation_.load() != seen; });
+        sleepers_.fetch_sub(1);
       }
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return stop_ || generation_.load() != seen; });
-      seen = generation_.load();
-      if (stop_) return;
-      if (!job_) continue;
-      lock.unlock();
-      work();
+      seen = generation_.load(std::memory_order_acquire);
+      if (stop_.load()) return;
+      if (job_.load()) work();
     }
   }
 };
@@ -430,7 +427,9 @@ class CPUProgram : public Program {
     for (size_t i = 0; i < bufs.size(); i++)
       if (!bufs[i]) throw Error("CPU: kernel " + name_ + ": buffer " + std::to_string(i) + " is not allocated");
     // vars[n_vars] is the thread index of a kernel split across threads (its core_id parameter).
-    std::vector<long long> v(vars.begin(), vars.end());
+    // (thread-local copies keep their capacity: a decode step runs ~750 kernels, no allocation each)
+    thread_local std::vector<long long> v;
+    v.assign(vars.begin(), vars.end());
     v.push_back(0);
     void** b = const_cast<void**>(bufs.data());
     auto t0 = std::chrono::steady_clock::now();
@@ -438,8 +437,10 @@ class CPUProgram : public Program {
       entry_(b, v.data());
     } else {
       EntryFn entry = entry_;
+      const std::vector<long long>& shared = v;
       ThreadPool::get().run(threads_, [&](int t) {
-        std::vector<long long> vt = v;
+        thread_local std::vector<long long> vt;
+        vt.assign(shared.begin(), shared.end());
         vt.back() = t;
         entry(b, vt.data());
       });
