@@ -10,6 +10,7 @@
 #include "engine/buffers.h"
 #include "engine/capture.h"
 #include "engine/memory_planner.h"
+#include "engine/schedule_graph.h"
 #include "helpers/debug.h"
 #include "schedule/liveness.h"
 #include "schedule/realized.h"
@@ -79,9 +80,9 @@ void run_copy(const ScheduleItem& item) {
   GlobalCounters::kernel_count++;
   GlobalCounters::global_mem += int64_t(dst.nbytes());
   GlobalCounters::time_sum_s += et;
-  if (DEBUG >= 2)
-    print_line(dst.device(), copy_name(xfer ? "xfer" : "copy", dst.nbytes(), dst.device(), src.device()), 2, et, 0,
-               int64_t(dst.nbytes()));
+  const std::string name = copy_name(xfer ? "xfer" : "copy", dst.nbytes(), dst.device(), src.device());
+  if (DEBUG >= 2) print_line(dst.device(), name, 2, et, 0, int64_t(dst.nbytes()));
+  if (schedule_graph_enabled()) schedule_graph_copy(name, item, GlobalCounters::kernel_count);
 }
 
 }  // namespace
@@ -136,6 +137,7 @@ void run_schedule_item(const ScheduleItem& item) {
   GlobalCounters::global_mem += mem;
   GlobalCounters::time_sum_s += et;
   if (DEBUG >= 2) print_line(device, r.spec.display_name, ptrs.size(), et, r.spec.estimated_ops, mem);
+  if (schedule_graph_enabled()) schedule_graph_kernel(r.spec, device, item, GlobalCounters::kernel_count);
 }
 
 namespace {
