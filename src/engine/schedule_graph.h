@@ -3,7 +3,8 @@
 // default /tmp/net.dot, and GRAPHPATH.svg where graphviz's `dot` is installed). Kernels and copies are boxes named as
 // DEBUG=2 prints them; a buffer is an edge from the kernel that last wrote it to each kernel that read it; buffers
 // no recorded kernel wrote (inputs, weights, constants loaded from the host) are ellipses. GRAPHUOPS=1: each
-// kernel's linearized UOps as GRAPHPATH.<kernel>.dot (and .svg), one file per kernel name.
+// kernel's linearized UOps as GRAPHPATH.<kernel>.dot (and .svg), one file per kernel name. (A TinyJit replay runs the
+// kernels its capture recorded here; it is not drawn again.)
 #include <cstdint>
 #include <string>
 
