@@ -80,14 +80,16 @@ struct Index;  // defined after Tensor
 // A tensor's memory as another library sees it (DLPack, numpy's buffer protocol, torch.from_blob): element
 // (i0, i1, ...) lives at `data` + sum(i_k * strides_k) elements. Hold `owner` as long as `data` is used.
 struct MemoryView {
-  void* data = nullptr;         // element (0, ..., 0); device memory when `cuda`
+  void* data = nullptr;         // element (0, ..., 0); device memory unless host()
   DType dtype = dtypes::float32;
   std::vector<int64_t> shape, strides;  // strides in elements; 0 where a dim is broadcast
   std::string device;           // the tensor's device: "CPU", "HOST", "CUDA:1" ...
-  bool cuda = false;            // CUDA device memory (else host memory any code may read)
-  int cuda_ordinal = 0;         // which GPU, when `cuda`
+  // Where the memory is, as DLPack says it (each backend declares its type): kDLCPU = 1 for host memory any code may
+  // read, kDLCUDA = 2, kDLOpenCL = 4 ...; device_id is which device of that type.
+  int device_type = 1, device_id = 0;
   bool readonly = false;        // memory of a mapped weights file: never write through `data`
   std::shared_ptr<const void> owner;
+  bool host() const { return device_type == 1; }
 };
 
 class Tensor {
@@ -495,5 +497,8 @@ TG_SCALAR_OPERATOR(^)
 
 // Device helpers visible to users.
 std::string default_device();
+// The device whose memory DLPack places at (device_type, device_id): "CPU" for kDLCPU, "CUDA:1" for (kDLCUDA, 1) ...,
+// as each backend declares its memory; a tg::Error for memory no device of this build can use.
+std::string device_for_memory(int device_type, int device_id);
 
 }  // namespace tg

@@ -19,7 +19,7 @@ namespace {
 using nb::dlpack::dtype_code;
 
 // DLPack's device types (dlpack.h's DLDeviceType).
-constexpr int kDLCPU = 1, kDLCUDA = 2, kDLCUDAHost = 3;
+constexpr int kDLCPU = 1, kDLCUDAHost = 3;  // (the other types come from the backends: tg::device_for_memory)
 
 nb::dlpack::dtype dl_dtype(tg::DType d) {
   auto code = [](dtype_code c, int bits) { return nb::dlpack::dtype{uint8_t(c), uint8_t(bits), 1}; };
@@ -83,40 +83,41 @@ tg::DType tg_dtype(nb::dlpack::dtype d) {
   return *r;
 }
 
-// Our device for memory that DLPack places on (device_type, device_id).
+// Our device for memory that DLPack places on (device_type, device_id), as the backends declare their memory.
 std::string device_of(int type, int id) {
-  if (type == kDLCPU || type == kDLCUDAHost) return "CPU";  // pinned host memory is host memory
-  if (type == kDLCUDA) return id == 0 ? "CUDA" : "CUDA:" + std::to_string(id);
-  throw nb::value_error(("from_dlpack: memory on DLPack device type " + std::to_string(type) +
-                         " (only CPU and CUDA memory can be shared)")
-                            .c_str());
+  if (type == kDLCUDAHost) type = kDLCPU;  // pinned host memory is host memory
+  try {
+    return tg::device_for_memory(type, id);
+  } catch (const tg::Error& e) {
+    throw nb::value_error(("from_dlpack: " + std::string(e.what())).c_str());
+  }
 }
 
 // An nb_ndarray over the realized tensor's memory, holding its Buffer (nanobind's type: buffer protocol and
 // DLPack). The tensor is realized, and made contiguous first when it is a padded view.
-nb::object memory_array(tg::Tensor& t) {
-  tg::MemoryView m = t.memory();
+nb::object memory_view_array(tg::MemoryView m) {
   auto* keep = new std::shared_ptr<const void>(std::move(m.owner));
   nb::capsule owner(keep, [](void* p) noexcept { delete static_cast<std::shared_ptr<const void>*>(p); });
   std::vector<size_t> shape(m.shape.begin(), m.shape.end());
-  int type = m.cuda ? kDLCUDA : kDLCPU;
   if (m.readonly)  // a mapped weights file: consumers see a read-only array
     return nb::cast(nb::ndarray<nb::array_api, nb::ro>(m.data, shape.size(), shape.data(), owner, m.strides.data(),
-                                                       dl_dtype(m.dtype), type, m.cuda_ordinal));
+                                                       dl_dtype(m.dtype), m.device_type, m.device_id));
   return nb::cast(nb::ndarray<nb::array_api>(m.data, shape.size(), shape.data(), owner, m.strides.data(),
-                                             dl_dtype(m.dtype), type, m.cuda_ordinal));
+                                             dl_dtype(m.dtype), m.device_type, m.device_id));
 }
+nb::object memory_array(tg::Tensor& t) { return memory_view_array(t.memory()); }
 
 // The buffer protocol for Tensor: host tensors hand out their memory; the exporting object recorded in the view
 // is the ndarray (it holds the Buffer), so memoryview(t).obj is not t itself.
 int tensor_getbuffer(PyObject* self, Py_buffer* view, int flags) {
   try {
     tg::Tensor& t = nb::cast<tg::Tensor&>(nb::handle(self));
-    if (t.device().rfind("CUDA", 0) == 0) {
+    tg::MemoryView m = t.memory();
+    if (!m.host()) {
       PyErr_SetString(PyExc_BufferError, ("Tensor: memory on " + t.device() + " is not host memory").c_str());
       return -1;
     }
-    nb::object a = memory_array(t);
+    nb::object a = memory_view_array(std::move(m));
     return PyObject_GetBuffer(a.ptr(), view, flags);
   } catch (const std::exception& e) {
     PyErr_SetString(PyExc_BufferError, e.what());

@@ -27,7 +27,8 @@ Buffer::Buffer(std::string device, int64_t size, DType dtype, void* external, st
 std::shared_ptr<Buffer> Buffer::read_only_view(std::string device, int64_t size, DType dtype, const void* external,
                                                std::shared_ptr<const void> owner) {
   auto b = std::make_shared<Buffer>(std::move(device), size, dtype, const_cast<void*>(external), std::move(owner));
-  if (get_device(b->device_).memory_space() != Device::MemorySpace::Host)
+  std::optional<SharedMemory> where = shared_memory_of(b->device_);
+  if (!where || !where->host())
     throw Error("Buffer: a read-only view of host memory on " + b->device_ + ", whose memory is not host memory");
   b->readonly_ = true;  // (const_cast above: ensure_writable copies before anything writes)
   return b;

@@ -21,13 +21,16 @@ struct KnownDevice {
   std::unique_ptr<Device> (*make)(int index);
   // How many instances this machine has (the reason in *why when none); nullptr: exactly one.
   int (*instances)(std::string* why);
+  // DLPack's device type of its buffers' memory (SharedMemory); 0: memory nobody else may touch.
+  int dlpack_type;
 };
-// Order matters only for the error message.
-const KnownDevice kKnown[] = {{"CPU", [](int) { return make_cpu_device(); }, nullptr},
-                              {"CUDA", make_cuda_device, cuda_device_count},
-                              {"INTERP", [](int) { return make_interp_device(); }, nullptr},
-                              {"NULL", [](int) { return make_null_device(); }, nullptr},
-                              {"HOST", [](int) { return make_host_device(); }, nullptr}};
+// Order matters for the error message, and the first device of a DLPack type is the one device_for_memory picks.
+constexpr int kPrivate = 0, kDLCPU = 1, kDLCUDA = 2;
+const KnownDevice kKnown[] = {{"CPU", [](int) { return make_cpu_device(); }, nullptr, kDLCPU},
+                              {"CUDA", make_cuda_device, cuda_device_count, kDLCUDA},
+                              {"INTERP", [](int) { return make_interp_device(); }, nullptr, kPrivate},
+                              {"NULL", [](int) { return make_null_device(); }, nullptr, kPrivate},
+                              {"HOST", [](int) { return make_host_device(); }, nullptr, kDLCPU}};
 
 std::string known_list() {
   std::string s;
@@ -95,6 +98,24 @@ Device& get_device(const std::string& name) {
   if (!dev) throw Error("device " + canon + " could not be opened");
   if (DEBUG >= 1) std::fprintf(stderr, "opened device %s from pid:%d\n", canon.c_str(), int(getpid()));
   return *r.open.emplace(canon, std::move(dev)).first->second;
+}
+
+std::optional<SharedMemory> shared_memory_of(const std::string& device) {
+  const std::string canon = canonical_device(device);
+  auto [base, index] = split_index(canon, device);
+  const KnownDevice* known = find_known(base);
+  if (known->dlpack_type == kPrivate) return std::nullopt;
+  return SharedMemory{known->dlpack_type, known->dlpack_type == kDLCPU ? 0 : index};
+}
+
+std::string device_for_memory(int device_type, int device_id) {
+  for (const auto& k : kKnown)
+    if (k.dlpack_type == device_type && device_type != kPrivate)
+      return canonical_device(device_type == kDLCPU || device_id == 0 ? std::string(k.name)
+                                                                        : std::string(k.name) + ":" +
+                                                                              std::to_string(device_id));
+  throw Error("no device of this build uses memory of DLPack device type " + std::to_string(device_type) +
+              " (device " + std::to_string(device_id) + ")");
 }
 
 std::string default_device() {

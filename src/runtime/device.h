@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -82,11 +83,6 @@ class Device {
   }
   // NULL: schedules and compiles, never runs kernels or moves data.
   virtual bool executes() const { return true; }
-  // Where this device's buffers live, for sharing them with other code without a copy (Tensor::memory,
-  // Tensor::from_blob, DLPack): plain host memory, a CUDA GPU's memory, or memory nobody else may touch
-  // (NULL allocates nothing real; INTERP checks every access against its own allocations).
-  enum class MemorySpace { Host, Cuda, Private };
-  virtual MemorySpace memory_space() const { return MemorySpace::Host; }
 
  protected:
   std::string name_;
@@ -94,6 +90,17 @@ class Device {
   std::unique_ptr<Compiler> compiler_;
   std::unique_ptr<Renderer> renderer_;
 };
+
+// Where a device's buffers live, for code outside the library (Tensor::memory, Tensor::from_blob, DLPack): DLPack's
+// device type and the device's ordinal. Each backend declares its type in the device table (runtime/device.cpp):
+// kDLCPU (1) for host memory any code may read, kDLCUDA (2) ...; none for memory nobody else may touch (NULL
+// allocates nothing real, INTERP checks every access against its own allocations).
+struct SharedMemory {
+  int dlpack_type = 1, ordinal = 0;
+  bool host() const { return dlpack_type == kDLPackHost; }
+  static constexpr int kDLPackHost = 1;
+};
+std::optional<SharedMemory> shared_memory_of(const std::string& device);
 
 // Open (once) and return a device. Accepts "CPU", "cpu", "CPU:0", "CUDA:1" ...; throws tg::Error for unknown
 // names or devices not present on this machine (saying why: no libcuda, no GPU ...). DEBUG>=1 prints

@@ -451,7 +451,6 @@ class CudaDevice : public Device {
     ctx_.enter();
     return cu::record_graph(ctx_.context(), name_, record);
   }
-  MemorySpace memory_space() const override { return MemorySpace::Cuda; }
   const CudaContext& context() const { return ctx_; }
 
  private:

@@ -162,7 +162,6 @@ class InterpDevice : public Device {
     return std::make_unique<InterpProgram>(spec, *memory_);
   }
   // Its programs check each access against the blocks this device allocated: no outside memory.
-  MemorySpace memory_space() const override { return MemorySpace::Private; }
 
  private:
   const InterpAllocator* memory_;

@@ -50,7 +50,6 @@ class NullDevice : public Device {
     return std::make_unique<NullProgram>();
   }
   bool executes() const override { return false; }
-  MemorySpace memory_space() const override { return MemorySpace::Private; }
 };
 
 }  // namespace

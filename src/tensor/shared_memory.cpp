@@ -11,24 +11,18 @@
 namespace tg {
 namespace {
 
-// The GPU ordinal of a canonical CUDA device name: "CUDA" -> 0, "CUDA:2" -> 2.
-int cuda_ordinal(const std::string& device) {
-  size_t colon = device.find(':');
-  return colon == std::string::npos ? 0 : std::atoi(device.c_str() + colon + 1);
-}
-
 // A realized tensor that is one strided window of a buffer: VIEW(BUFFER) through one view without a mask.
 bool is_strided_buffer_view(const UOpPtr& u) {
   return u->op == Ops::VIEW && u->src.at(0)->op == Ops::BUFFER && u->get<ShapeTracker>().views.size() == 1 &&
          !u->get<ShapeTracker>().views[0].mask;
 }
 
-Device& shareable_device(const char* op, const std::string& device) {
-  Device& dev = get_device(device);
-  if (dev.memory_space() == Device::MemorySpace::Private)
+SharedMemory shareable_memory(const char* op, const std::string& device) {
+  std::optional<SharedMemory> where = shared_memory_of(device);
+  if (!where)
     throw Error(std::string(op) + ": tensors on " + device +
                 " cannot share memory with other code (its buffers are its own); move the tensor to CPU first");
-  return dev;
+  return *where;
 }
 
 // a * b + c for element counts, or an error instead of a silent overflow.
@@ -47,19 +41,19 @@ MemoryView Tensor::memory() {
   if (!is_strided_buffer_view(u)) u = contiguous().realize().uop();  // a padded view: a copy is all we can share
   if (!is_strided_buffer_view(u)) throw Error("memory: the realized tensor is not a view of a buffer");
   std::shared_ptr<Buffer> buf = buffer_of(u->src[0].get());
-  Device& dev = shareable_device("memory", buf->device());
+  const SharedMemory where = shareable_memory("memory", buf->device());
   const View& v = u->get<ShapeTracker>().views[0];
   auto* base = static_cast<char*>(buf->ensure_allocated());
   // Another library may read it on another stream or thread: finish what is queued on the device first.
-  if (dev.memory_space() == Device::MemorySpace::Cuda) dev.synchronize();
+  if (!where.host()) get_device(buf->device()).synchronize();
   MemoryView m;
   m.data = numel() == 0 ? base : base + v.offset * dtype().itemsize();
   m.dtype = dtype();
   m.shape = v.shape;
   m.strides = v.strides;
   m.device = buf->device();
-  m.cuda = dev.memory_space() == Device::MemorySpace::Cuda;
-  m.cuda_ordinal = m.cuda ? cuda_ordinal(m.device) : 0;
+  m.device_type = where.dlpack_type;
+  m.device_id = where.ordinal;
   m.readonly = buf->readonly();
   m.owner = buf;  // the Buffer outlives every tensor that drops it while the memory is in use elsewhere
   return m;
@@ -69,7 +63,7 @@ Tensor Tensor::from_blob(void* data, const Shape& shape, DType dtype, const std:
                          std::shared_ptr<const void> owner, std::optional<Shape> strides) {
   const char* op = "from_blob";
   std::string dev_name = canonical_device(device.empty() ? default_device() : device);
-  shareable_device(op, dev_name);
+  shareable_memory(op, dev_name);
   for (int64_t d : shape)
     if (d < 0) throw Error(std::string(op) + ": negative dimension in shape " + fmt_shape(shape));
   if (dtype.ptr || dtype.scalar == Scalar::Void)

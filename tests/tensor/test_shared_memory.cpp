@@ -3,6 +3,7 @@
 
 #include <numeric>
 
+#include "../common/expect_error.h"
 #include "tg/tg.h"
 
 using tg::Tensor;
@@ -92,7 +93,9 @@ TEST(Memory, RealizedTensorsAreSharedInPlace) {
   EXPECT_EQ(m.shape, (tg::Shape{2, 3}));
   EXPECT_EQ(m.strides, (tg::Shape{3, 1}));
   EXPECT_EQ(m.device, "CPU");
-  EXPECT_FALSE(m.cuda);
+  EXPECT_TRUE(m.host());
+  EXPECT_EQ(m.device_type, 1);  // DLPack's kDLCPU
+  EXPECT_EQ(m.device_id, 0);
   EXPECT_FALSE(m.readonly);
   auto* p = static_cast<float*>(m.data);
   EXPECT_EQ(std::vector<float>(p, p + 6), (std::vector<float>{1, 2, 3, 4, 5, 6}));
@@ -145,4 +148,15 @@ TEST(Memory, RoundTripsThroughFromBlob) {
 TEST(Memory, PrivateDevicesRefuse) {
   Tensor t = Tensor::ones({2}, {.device = "INTERP"});
   EXPECT_THROW(t.memory(), tg::Error);
+}
+
+// Each backend declares where its buffers live in DLPack's terms (runtime/device.cpp's table): host memory is the
+// CPU's (one device for every id), CUDA's type is 2, and memory no device of this build has is a tg::Error.
+TEST(Memory, DevicesDeclareTheirMemoryInDLPacksTerms) {
+  EXPECT_EQ(tg::device_for_memory(1, 0), "CPU");
+  EXPECT_EQ(tg::device_for_memory(1, 3), "CPU");
+  EXPECT_EQ(tg::device_for_memory(2, 0), "CUDA");  // (a name only: opening it is what needs a GPU)
+  tgtest::expect_error([] { tg::device_for_memory(4, 0); }, "DLPack device type 4");
+  tgtest::expect_error([] { tg::device_for_memory(0, 0); }, "DLPack device type 0");
+  EXPECT_EQ(Tensor::ones({2}).to("HOST").memory().device_type, 1);
 }
