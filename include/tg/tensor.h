@@ -500,5 +500,8 @@ std::string default_device();
 // The device whose memory DLPack places at (device_type, device_id): "CPU" for kDLCPU, "CUDA:1" for (kDLCUDA, 1) ...,
 // as each backend declares its memory; a tg::Error for memory no device of this build can use.
 std::string device_for_memory(int device_type, int device_id);
+// Its inverse: where a device's buffers are in DLPack's terms, (device_type, device_id), or none for memory nobody
+// else may touch (NULL, INTERP).
+std::optional<std::pair<int, int>> memory_of_device(const std::string& device);
 
 }  // namespace tg

@@ -2,6 +2,8 @@
 // knob, so the C++ class does the setting and the restoring, in reverse order on exit.
 #include "tg/context.h"
 
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -63,6 +65,8 @@ void bind_context(nb::module_& m) {
       },
       nb::arg("key"));
   m.def("default_device", &tg::default_device);
+  m.def("memory_of_device", &tg::memory_of_device, nb::arg("device"),
+        "Where a device's buffers are in DLPack's terms, (device_type, device_id), or None (memory of its own).");
   // The canonical name of a device ("cpu" -> "CPU"); RuntimeError for an unknown one.
   m.def(
       "canonicalize", [](const std::string& d) { return tg::Tensor::zeros({0}, {.device = d}).device(); },

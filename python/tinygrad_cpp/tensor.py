@@ -268,10 +268,9 @@ def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None
 
 @_method
 def __dlpack_device__(self):
-  d = self.device
-  if d.startswith("CUDA"): return (2, int(d.split(":")[1]) if ":" in d else 0)  # kDLCUDA, ordinal
-  if d.split(":")[0] in ("CPU", "HOST"): return (1, 0)  # kDLCPU
-  raise BufferError(f"__dlpack_device__: memory of {d} cannot be shared")
+  where = _C.memory_of_device(self.device)  # (each backend declares its memory's DLPack type)
+  if where is None: raise BufferError(f"__dlpack_device__: memory of {self.device} cannot be shared")
+  return where
 
 def from_dlpack(x, device: str | None = None, dtype=None, requires_grad=None) -> Tensor:
   """A tensor over the memory of x without a copy (torch.from_dlpack's contract): any DLPack producer (torch, jax,

@@ -108,6 +108,12 @@ std::optional<SharedMemory> shared_memory_of(const std::string& device) {
   return SharedMemory{known->dlpack_type, known->dlpack_type == kDLCPU ? 0 : index};
 }
 
+std::optional<std::pair<int, int>> memory_of_device(const std::string& device) {
+  std::optional<SharedMemory> where = shared_memory_of(device);
+  if (!where) return std::nullopt;
+  return std::pair<int, int>{where->dlpack_type, where->ordinal};
+}
+
 std::string device_for_memory(int device_type, int device_id) {
   for (const auto& k : kKnown)
     if (k.dlpack_type == device_type && device_type != kPrivate)

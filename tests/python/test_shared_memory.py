@@ -119,6 +119,10 @@ def test_devices_that_cannot_share_still_convert():
   np.testing.assert_equal(np.asarray(t), [1, 2])  # numpy falls back to __array__, a copy
   with pytest.raises(BufferError):
     t.__dlpack_device__()
+  # each backend declares where its memory is, in DLPack's terms
+  from tinygrad_cpp import _C
+  assert _C.memory_of_device("HOST") == (1, 0) and _C.memory_of_device("CPU") == (1, 0)
+  assert _C.memory_of_device("INTERP") is None and _C.memory_of_device("NULL") is None
 
 
 # ---- in: numpy's and torch's memory used by our kernels in place ----
