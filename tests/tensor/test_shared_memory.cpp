@@ -1,4 +1,5 @@
-// Tensor::from_blob and Tensor::memory: other libraries' memory used in place, and ours handed out in place.
+// Tensor::from_blob and Tensor::memory: other libraries' memory used in place, and ours handed out in place. Tests
+// that read the memory here put their tensors on the CPU (under DEV=CUDA it would be the GPU's).
 #include <gtest/gtest.h>
 
 #include <numeric>
@@ -88,7 +89,7 @@ TEST(FromBlob, BadArgumentsNameTheProblem) {
 }
 
 TEST(Memory, RealizedTensorsAreSharedInPlace) {
-  Tensor t = Tensor::arange(6).reshape({2, 3}).cast(tg::dtypes::float32) + 1;
+  Tensor t = (Tensor::arange(6).reshape({2, 3}).cast(tg::dtypes::float32) + 1).to("CPU");  // (whatever DEV says)
   tg::MemoryView m = t.memory();
   EXPECT_EQ(m.shape, (tg::Shape{2, 3}));
   EXPECT_EQ(m.strides, (tg::Shape{3, 1}));
@@ -106,7 +107,7 @@ TEST(Memory, RealizedTensorsAreSharedInPlace) {
 }
 
 TEST(Memory, StridedViewsAreSharedWithTheirStrides) {
-  Tensor base = Tensor::arange(12).reshape({3, 4}).contiguous();
+  Tensor base = Tensor::arange(12).reshape({3, 4}).to("CPU").contiguous();  // (host memory to read here)
   base.realize();
   Tensor view = base.permute({1, 0}).shrink({{1, 3}, {0, 3}});  // 2x3, a window of the same buffer
   tg::MemoryView m = view.memory();
@@ -120,7 +121,7 @@ TEST(Memory, StridedViewsAreSharedWithTheirStrides) {
 }
 
 TEST(Memory, PaddedViewsAreSharedAsAContiguousCopy) {
-  Tensor base = Tensor::ones({2});
+  Tensor base = Tensor::ones({2}, {.device = "CPU"});
   base.realize();
   tg::MemoryView m = base.pad({{1, 1}}).memory();
   EXPECT_EQ(m.strides, (tg::Shape{1}));
@@ -131,7 +132,7 @@ TEST(Memory, PaddedViewsAreSharedAsAContiguousCopy) {
 TEST(Memory, OwnerKeepsTheBufferAfterTheTensorIsGone) {
   tg::MemoryView m;
   {
-    Tensor t = Tensor::full({3}, 7.0f);
+    Tensor t = Tensor::full({3}, 7.0f, {.device = "CPU"});
     m = t.memory();
   }
   auto* p = static_cast<float*>(m.data);
