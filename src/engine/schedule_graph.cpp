@@ -46,8 +46,10 @@ bool render_svg(const std::string& dot_file, const std::string& svg_file) {
 std::string buffer_label(const UOp* buffer) {
   const int64_t n = buffer->get<BufferArg>().size;
   char count[32];
-  if (n >= 1000000) std::snprintf(count, sizeof(count), "%.2fM", double(n) / 1e6);
-  else std::snprintf(count, sizeof(count), "%lld", static_cast<long long>(n));
+  if (n >= 1000000)
+    std::snprintf(count, sizeof(count), "%.2fM", double(n) / 1e6);
+  else
+    std::snprintf(count, sizeof(count), "%lld", static_cast<long long>(n));
   return std::string(count) + " " + buffer->dtype.name();
 }
 

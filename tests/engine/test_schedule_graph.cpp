@@ -2,6 +2,7 @@
 // (nodes and edges), and the SVG that graphviz renders from it is checked for the kernels' names (scripts/
 // install-deps.sh installs graphviz).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -9,7 +10,7 @@
 #include <regex>
 #include <sstream>
 #include <string>
-#include <unistd.h>
+#include <tuple>
 #include <vector>
 
 #include "engine/schedule_graph.h"
@@ -38,7 +39,7 @@ std::string fresh_graph_path(const std::string& name) {
 }
 
 struct DotGraph {
-  std::map<std::string, std::string> labels, shapes;       // node -> label, shape
+  std::map<std::string, std::string> labels, shapes;                     // node -> label, shape
   std::vector<std::tuple<std::string, std::string, std::string>> edges;  // from, to, label
   std::string node_labeled(const std::string& prefix) const {
     for (auto& [n, l] : labels)
@@ -54,8 +55,10 @@ DotGraph parse_dot(const std::string& text) {
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) {
     std::smatch m;
-    if (std::regex_search(line, m, node)) g.labels[m[1]] = m[3], g.shapes[m[1]] = m[2];
-    else if (std::regex_search(line, m, edge)) g.edges.emplace_back(m[1], m[2], m[3]);
+    if (std::regex_search(line, m, node))
+      g.labels[m[1]] = m[3], g.shapes[m[1]] = m[2];
+    else if (std::regex_search(line, m, edge))
+      g.edges.emplace_back(m[1], m[2], m[3]);
   }
   return g;
 }
