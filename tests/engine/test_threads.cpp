@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <functional>
 #include <string>
@@ -174,4 +175,17 @@ TEST(Threads, RandomNumbersFromSeveralThreads) {
   std::sort(serial.begin(), serial.end());
   std::sort(parallel.begin(), parallel.end());
   EXPECT_EQ(parallel, serial);
+}
+
+TEST(Threads, PoolWorkersWakeAfterSleeping) {
+  // A kernel split across 2 threads, with pauses between runs long enough (> 100 us) that the pool's worker stops
+  // spinning and sleeps: each run must wake it (or run without it) and still give every row's sum.
+  tg::Context ctx({{"THREADS", 2}});
+  for (int r = 0; r < 6; r++) {
+    Tensor x = Tensor::full({512, 1024}, float(r + 1)).contiguous().realize();
+    std::this_thread::sleep_for(std::chrono::milliseconds(r % 2 ? 3 : 0));
+    std::vector<float> s = x.sum(1).tolist<float>();
+    ASSERT_EQ(s.size(), 512u);
+    for (float v : s) ASSERT_EQ(v, 1024.0f * float(r + 1)) << "round " << r;
+  }
 }
