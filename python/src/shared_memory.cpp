@@ -95,7 +95,8 @@ std::string device_of(int type, int id) {
 
 // An nb_ndarray over the realized tensor's memory, holding its Buffer (nanobind's type: buffer protocol and
 // DLPack). The tensor is realized, and made contiguous first when it is a padded view.
-nb::object memory_view_array(tg::MemoryView m) {
+nb::object memory_array(tg::Tensor& t) {
+  tg::MemoryView m = t.memory();
   auto* keep = new std::shared_ptr<const void>(std::move(m.owner));
   nb::capsule owner(keep, [](void* p) noexcept { delete static_cast<std::shared_ptr<const void>*>(p); });
   std::vector<size_t> shape(m.shape.begin(), m.shape.end());
@@ -105,19 +106,18 @@ nb::object memory_view_array(tg::MemoryView m) {
   return nb::cast(nb::ndarray<nb::array_api>(m.data, shape.size(), shape.data(), owner, m.strides.data(),
                                              dl_dtype(m.dtype), m.device_type, m.device_id));
 }
-nb::object memory_array(tg::Tensor& t) { return memory_view_array(t.memory()); }
 
 // The buffer protocol for Tensor: host tensors hand out their memory; the exporting object recorded in the view
 // is the ndarray (it holds the Buffer), so memoryview(t).obj is not t itself.
 int tensor_getbuffer(PyObject* self, Py_buffer* view, int flags) {
   try {
     tg::Tensor& t = nb::cast<tg::Tensor&>(nb::handle(self));
-    tg::MemoryView m = t.memory();
-    if (!m.host()) {
+    std::optional<std::pair<int, int>> where = tg::memory_of_device(t.device());
+    if (!where || where->first != kDLCPU) {
       PyErr_SetString(PyExc_BufferError, ("Tensor: memory on " + t.device() + " is not host memory").c_str());
       return -1;
     }
-    nb::object a = memory_view_array(std::move(m));
+    nb::object a = memory_array(t);
     return PyObject_GetBuffer(a.ptr(), view, flags);
   } catch (const std::exception& e) {
     PyErr_SetString(PyExc_BufferError, e.what());

@@ -79,7 +79,7 @@ bool plannable(const Life& l) {
   std::shared_ptr<Buffer> b = buffer_of(l.node.get());
   if (b->external() || b->nbytes() == 0) return false;
   Device& dev = get_device(b->device());
-  return dev.executes() && shared_memory_of(dev.name()).has_value();
+  return dev.executes() && dev.shared_memory().has_value();
 }
 
 // Places each device's group in one arena where that saves memory, and moves the buffers into it.

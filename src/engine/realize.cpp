@@ -80,6 +80,7 @@ void run_copy(const ScheduleItem& item) {
   GlobalCounters::kernel_count++;
   GlobalCounters::global_mem += int64_t(dst.nbytes());
   GlobalCounters::time_sum_s += et;
+  if (DEBUG < 2 && !schedule_graph_enabled()) return;
   const std::string name = copy_name(xfer ? "xfer" : "copy", dst.nbytes(), dst.device(), src.device());
   if (DEBUG >= 2) print_line(dst.device(), name, 2, et, 0, int64_t(dst.nbytes()));
   if (schedule_graph_enabled()) schedule_graph_copy(name, item, GlobalCounters::kernel_count);

@@ -215,15 +215,10 @@ BlockWeight BlockWeight::cat(const std::vector<BlockWeight>& ws) {
 }
 
 std::vector<Tensor> BlockWeight::parts() const {
-  if (integer_dots()) {
-    std::vector<Tensor> p{packed_->scale};
-    if (packed_->offset) p.push_back(*packed_->offset);
-    p.push_back(packed_->words);
-    return p;
-  }
-  std::vector<Tensor> p{scale_};
-  if (offset_) p.push_back(*offset_);
-  p.push_back(quants_);
+  const std::optional<Tensor>& offset = integer_dots() ? packed_->offset : offset_;
+  std::vector<Tensor> p{integer_dots() ? packed_->scale : scale_};
+  if (offset) p.push_back(*offset);
+  p.push_back(integer_dots() ? packed_->words : quants_);
   return p;
 }
 

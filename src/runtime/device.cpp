@@ -96,6 +96,7 @@ Device& get_device(const std::string& name) {
   auto [base, index] = split_index(canon, name);
   std::unique_ptr<Device> dev = find_known(base)->make(index);  // throws when the device cannot open here
   if (!dev) throw Error("device " + canon + " could not be opened");
+  dev->shared_memory_ = shared_memory_of(canon);
   if (DEBUG >= 1) std::fprintf(stderr, "opened device %s from pid:%d\n", canon.c_str(), int(getpid()));
   return *r.open.emplace(canon, std::move(dev)).first->second;
 }

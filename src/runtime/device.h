@@ -64,6 +64,16 @@ class LaunchGraph {
   }
 };
 
+// Where a device's buffers live, for code outside the library (Tensor::memory, Tensor::from_blob, DLPack): DLPack's
+// device type and the device's ordinal. Each backend declares its type in the device table (runtime/device.cpp):
+// kDLCPU (1) for host memory any code may read, kDLCUDA (2) ...; none for memory nobody else may touch (NULL
+// allocates nothing real, INTERP checks every access against its own allocations).
+struct SharedMemory {
+  int dlpack_type = 1, ordinal = 0;
+  bool host() const { return dlpack_type == kDLPackHost; }
+  static constexpr int kDLPackHost = 1;
+};
+
 class Device {
  public:
   virtual ~Device() = default;
@@ -83,23 +93,23 @@ class Device {
   }
   // NULL: schedules and compiles, never runs kernels or moves data.
   virtual bool executes() const { return true; }
+  // Where its buffers live for code outside the library (none: its own).
+  const std::optional<SharedMemory>& shared_memory() const { return shared_memory_; }
 
  protected:
   std::string name_;
   std::unique_ptr<Allocator> allocator_;
   std::unique_ptr<Compiler> compiler_;
   std::unique_ptr<Renderer> renderer_;
+
+ private:
+  friend Device& get_device(const std::string& name);  // (sets shared_memory_ from the device table)
+  std::optional<SharedMemory> shared_memory_;
 };
 
-// Where a device's buffers live, for code outside the library (Tensor::memory, Tensor::from_blob, DLPack): DLPack's
-// device type and the device's ordinal. Each backend declares its type in the device table (runtime/device.cpp):
-// kDLCPU (1) for host memory any code may read, kDLCUDA (2) ...; none for memory nobody else may touch (NULL
-// allocates nothing real, INTERP checks every access against its own allocations).
-struct SharedMemory {
-  int dlpack_type = 1, ordinal = 0;
-  bool host() const { return dlpack_type == kDLPackHost; }
-  static constexpr int kDLPackHost = 1;
-};
+
+// The device table's SharedMemory for a device name (no device is opened); Device::shared_memory() is the same,
+// looked up once when the device opens.
 std::optional<SharedMemory> shared_memory_of(const std::string& device);
 
 // Open (once) and return a device. Accepts "CPU", "cpu", "CPU:0", "CUDA:1" ...; throws tg::Error for unknown
