@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what building and testing tinygrad.cpp needs, from the system's packages (apt-get, Debian/Ubuntu):
-# cmake >= 3.25, a C++20 compiler, make, GoogleTest, pkg-config, zlib, SQLite (the BEAM cache) and graphviz
-# (GRAPH=1's SVG). Installs nothing when all are present; uses sudo only when not root. run-main.sh and
-# run-tests.sh call it first.
+# cmake >= 3.25, a C++20 compiler, make, GoogleTest, pkg-config, zlib, SQLite (the BEAM cache), graphviz
+# (GRAPH=1's SVG) and OpenCL's ICD loader with PoCL (the CL device on a CPU). Installs nothing when all are
+# present; uses sudo only when not root. run-main.sh and run-tests.sh call it first.
 # --with-data also installs the data the main job trains on: Debian's dataset-fashion-mnist (the idx .gz
 # files under /usr/share/datasets/fashion-mnist).
 # --with-fuzz also installs a clang >= 16 with its libFuzzer/sanitizer runtimes (scripts/run-fuzzers.sh).
@@ -26,6 +26,11 @@ have pkg-config || need+=(pkg-config)
 [ -f /usr/include/zlib.h ] || need+=(zlib1g-dev)
 [ -f /usr/include/sqlite3.h ] || need+=(libsqlite3-dev)  # BEAM's cache (optional to the build, wanted in CI)
 have dot || need+=(graphviz)  # GRAPH=1 draws its SVG with it (optional to the library, wanted by the tests)
+# The CL device (loaded at run time, optional to the library): the ICD loader, and PoCL's CPU device so the OpenCL
+# tests and op_suite_cl run without a GPU.
+# (Files, not `ldconfig -p | grep -q`: under pipefail grep's early exit can read as "absent".)
+compgen -G '/usr/lib/*/libOpenCL.so.1' >/dev/null || [ -e /usr/lib/libOpenCL.so.1 ] || need+=(ocl-icd-libopencl1)
+compgen -G '/etc/OpenCL/vendors/pocl*.icd' >/dev/null || need+=(pocl-opencl-icd)
 if [ "${1:-}" = --with-data ]; then
   [ -f /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ] || need+=(dataset-fashion-mnist)
 fi

@@ -213,8 +213,9 @@ std::string CStyleRenderer::render_const(const UOp& u, Prelude& pre) const {
   int64_t v = const_int(u);
   switch (dt.scalar) {
     case Scalar::Int64:
-      return v == std::numeric_limits<int64_t>::min() ? "(-9223372036854775807ll-1)" : std::to_string(v) + "ll";
-    case Scalar::UInt64: return std::to_string(static_cast<uint64_t>(v)) + "ull";
+      return v == std::numeric_limits<int64_t>::min() ? "(-9223372036854775807" + int64_suffix() + "-1)"
+                                                       : std::to_string(v) + int64_suffix();
+    case Scalar::UInt64: return std::to_string(static_cast<uint64_t>(v)) + "u" + int64_suffix();
     case Scalar::UInt32: return std::to_string(v) + "u";
     case Scalar::Int32: return v == std::numeric_limits<int32_t>::min() ? "(-2147483647-1)" : std::to_string(v);
     default: return std::to_string(v);  // 8/16-bit: an int literal in range, converted where it is used
@@ -290,10 +291,12 @@ std::string CStyleRenderer::render_alu(const UOp& u, const std::vector<std::stri
         std::string name = std::string(op == Ops::SHL ? "tg_shl_" : "tg_shr_") + id;
         pre.need(name, [&] {
           std::string out_of_range = sgn ? "b < 0 || b >= 64" : "b >= 64";
+          // (64-bit types as the backend spells them: OpenCL C has no `long long`)
+          const std::string I64 = type_name(dtypes::int64), U64 = type_name(dtypes::uint64);
           std::string body = op == Ops::SHL
-              ? out_of_range + " ? 0 : (" + T + ")((unsigned long long)a << b)"
-              : sgn ? out_of_range + " ? (a < 0 ? -1 : 0) : (" + T + ")((long long)a >> b)"
-                    : out_of_range + " ? 0 : (" + T + ")((unsigned long long)a >> b)";
+              ? out_of_range + " ? 0 : (" + T + ")((" + U64 + ")a << b)"
+              : sgn ? out_of_range + " ? (a < 0 ? -1 : 0) : (" + T + ")((" + I64 + ")a >> b)"
+                    : out_of_range + " ? 0 : (" + T + ")((" + U64 + ")a >> b)";
           return q + " " + T + " " + name + "(" + T + " a, " + T + " b) { return " + body + "; }";
         });
         return name + "(" + a[0] + ", " + a[1] + ")";
@@ -337,12 +340,13 @@ std::string CStyleRenderer::render_cast(DType to, DType from, const std::string&
   if (from.is_float() && to.is_int()) {
     // C leaves float->int out of range undefined; exec_alu gives 0 for NaN/inf and wraps the rest.
     pre.need("tg_ftoi", [&] {
-      return helper_qualifier() + " long long tg_ftoi(double x) {\n"
+      const std::string I64 = type_name(dtypes::int64), U64 = type_name(dtypes::uint64);
+      return helper_qualifier() + " " + I64 + " tg_ftoi(double x) {\n"
              "  if (!(x > -0x1p64 && x < 0x1p64)) return 0;\n"
              "  double t = " + math_fn("__builtin_trunc", dtypes::float64) + "(x);\n"
-             "  if (t >= 0x1p63) return (long long)(unsigned long long)t;\n"
-             "  if (t < -0x1p63) return (long long)(0ull - (unsigned long long)(-t));\n"
-             "  return (long long)t;\n"
+             "  if (t >= 0x1p63) return (" + I64 + ")(" + U64 + ")t;\n"
+             "  if (t < -0x1p63) return (" + I64 + ")((" + U64 + ")0 - (" + U64 + ")(-t));\n"
+             "  return (" + I64 + ")t;\n"
              "}";
     });
     return "((" + type_name(to) + ")tg_ftoi(" + x + "))";

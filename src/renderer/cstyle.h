@@ -55,6 +55,8 @@ class CStyleRenderer : public Renderer {
   virtual std::string render_const(const UOp& u, Prelude& pre) const;
   // A float constant of dtype dt (finite, inf or NaN), exact: printed with enough digits to round-trip.
   virtual std::string float_literal(double v, DType dt, Prelude& pre) const;
+  // The suffix of a 64-bit integer literal ("ll"; OpenCL C and Metal, whose `long` is 64 bits, reserve `long long`).
+  virtual std::string int64_suffix() const { return "ll"; }
   // How helper functions are declared ("static inline" in C, "__device__ inline" in CUDA).
   virtual std::string helper_qualifier() const { return "static inline"; }
 

@@ -23,6 +23,8 @@ class Renderer {
   virtual bool has_local() const { return false; }   // GPU-style launch with SPECIAL indices
   virtual int64_t max_local_size() const { return 1; }  // most threads in one workgroup (has_local)
   virtual bool supports(Ops op) const { return true; }  // codegen decomposes ops a backend lacks
+  // Whether values of dt's scalar type exist on the backend (Metal has no float64); render() throws for the rest.
+  virtual bool supports_dtype(DType dt) const { return true; }
   // Whether `op` (an ALU op, LOAD, STORE or DEFINE_ACC) can take vectors of `scalar` (dtype.vec(n), n in
   // 2, 4, 8, 16). Codegen writes vector nodes only where this holds and lanes of scalars elsewhere; the
   // default is scalars everywhere.

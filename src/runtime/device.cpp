@@ -28,6 +28,9 @@ struct KnownDevice {
 constexpr int kPrivate = 0, kDLCPU = 1, kDLCUDA = 2;
 const KnownDevice kKnown[] = {{"CPU", [](int) { return make_cpu_device(); }, nullptr, kDLCPU},
                               {"CUDA", make_cuda_device, cuda_device_count, kDLCUDA},
+                              // Private: its buffers are cl_mem handles, not addresses, so neither the memory
+                              // planner (which offsets raw pointers) nor DLPack may treat them as memory.
+                              {"CL", make_cl_device, cl_device_count, kPrivate},
                               {"INTERP", [](int) { return make_interp_device(); }, nullptr, kPrivate},
                               {"NULL", [](int) { return make_null_device(); }, nullptr, kPrivate},
                               {"HOST", [](int) { return make_host_device(); }, nullptr, kDLCPU}};

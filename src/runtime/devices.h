@@ -18,6 +18,13 @@ std::unique_ptr<Device> make_cuda_device(int ordinal);
 // CUDA GPUs usable here: 0 when there is no driver or no GPU, with the reason in *why. Never throws; the
 // answer is found once per process.
 int cuda_device_count(std::string* why = nullptr);
+// ops_cl.cpp: OpenCL device `index` ("CL" is 0, "CL:1" is 1), counting every device of every platform in platform
+// order, through the ICD loader (libOpenCL.so.1) loaded at run time. Throws tg::Error saying why when it cannot
+// open (no loader, no platform, no such device).
+std::unique_ptr<Device> make_cl_device(int index);
+// OpenCL devices usable here: 0 when there is no loader or no platform, with the reason in *why. Never throws; the
+// answer is found once per process.
+int cl_device_count(std::string* why = nullptr);
 
 // The CPU device's compiler, on its own: `cc` names the C compiler ("gcc", "clang-14", "ccache gcc");
 // empty picks the default (env CC, else clang on PATH, else gcc). Tests use it to check both compilers.

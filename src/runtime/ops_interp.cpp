@@ -11,7 +11,7 @@
 #include <unordered_map>
 
 #include "helpers/env.h"
-#include "renderer/cuda.h"
+#include "renderer/emulate.h"
 #include "runtime/devices.h"
 #include "runtime/interpreter.h"
 #include "runtime/lru_allocator.h"
@@ -81,20 +81,23 @@ class InterpCompiler : public Compiler {
 // Nothing is rendered to run, but DEBUG=4 prints the "source": a readable listing of the kernel.
 //
 // EMULATE=CUDA (read when the device opens, as tinygrad's EMULATE_CUDA) makes codegen treat INTERP as a
-// GPU: kernels get CUDA's launch grid and workgroups (SPECIAL gidx/lidx) and opts, and every kernel is also
-// rendered as CUDA source (so a renderer error shows up here), while the interpreter runs the uops with GPU
+// GPU (EMULATE=CL, EMULATE=METAL: those GPUs; renderer/emulate.h): kernels get its launch grid and
+// workgroups (SPECIAL gidx/lidx) and opts, and every kernel is also
+// rendered in that GPU's language (so a renderer error shows up here), while the interpreter runs the uops with GPU
 // semantics. That is how the GPU lowering path is tested on machines without a GPU.
 class InterpRenderer : public Renderer {
  public:
   InterpRenderer() {
-    std::string emulate = getenv_str("EMULATE");
-    if (emulate == "CUDA") gpu_ = std::make_unique<CUDARenderer>();
-    else if (!emulate.empty()) throw Error("INTERP: EMULATE=" + emulate + " is not known (expected CUDA or nothing)");
+    gpu_ = emulated_renderer(getenv_str("EMULATE"), "INTERP");
   }
   std::string render(const std::string& name, const std::vector<UOpPtr>& uops) const override {
     std::string listing = "// INTERP kernel " + name + "\n" + uops_listing(uops);
-    if (gpu_) return gpu_->render(name, uops) + listing;
-    return listing;
+    if (!gpu_) return listing;
+    // A kernel the emulated GPU cannot hold (float64 on Metal) is run, not rendered: its programs would fail there.
+    for (const UOpPtr& u : uops)
+      if (!gpu_->supports_dtype(u->dtype))
+        return "// (not rendered for " + gpu_->device() + ": it has no " + u->dtype.scalar_type().repr() + ")\n" + listing;
+    return gpu_->render(name, uops) + listing;
   }
   bool has_local() const override { return gpu_ != nullptr; }
   int64_t max_local_size() const override { return gpu_ ? gpu_->max_local_size() : 1; }
@@ -114,7 +117,7 @@ class InterpRenderer : public Renderer {
   std::string device() const override { return "INTERP"; }
 
  private:
-  std::unique_ptr<CUDARenderer> gpu_;
+  std::unique_ptr<Renderer> gpu_;
 };
 
 class InterpProgram : public Program {

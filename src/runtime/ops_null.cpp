@@ -1,12 +1,13 @@
 // Device "NULL": the whole pipeline up to the runtime (schedule, codegen, render) with nothing executed.
 // Useful to measure host overhead and to test scheduling on machines without the real device. EMULATE=CUDA
-// renders CUDA source instead of C (DEBUG=4 prints it), so the GPU kernels of full-size shapes can be read and
-// compiled with ptxas on a machine without a GPU, where the interpreter would take hours to run them.
+// (CL, METAL) renders CUDA (OpenCL, Metal) source instead of C (DEBUG=4 prints it), so the GPU kernels of
+// full-size shapes can be read and compiled (ptxas ...) on a machine without the GPU, where the interpreter would
+// take hours to run them.
 #include <cstdlib>
 
 #include "helpers/env.h"
 #include "renderer/c.h"
-#include "renderer/cuda.h"
+#include "renderer/emulate.h"
 #include "tg/error.h"
 #include "runtime/devices.h"
 #include "runtime/lru_allocator.h"
@@ -41,10 +42,8 @@ class NullDevice : public Device {
     name_ = "NULL";
     allocator_ = std::make_unique<LRUAllocator>(std::make_unique<NullAllocator>());
     compiler_ = std::make_unique<NullCompiler>();
-    std::string emulate = getenv_str("EMULATE");
-    if (emulate == "CUDA") renderer_ = std::make_unique<CUDARenderer>();
-    else if (emulate.empty()) renderer_ = std::make_unique<ClangRenderer>();
-    else throw Error("NULL: EMULATE=" + emulate + " is not known (expected CUDA or nothing)");
+    renderer_ = emulated_renderer(getenv_str("EMULATE"), "NULL");
+    if (!renderer_) renderer_ = std::make_unique<ClangRenderer>();
   }
   std::unique_ptr<Program> load(const ProgramSpec&, const std::string&) override {
     return std::make_unique<NullProgram>();

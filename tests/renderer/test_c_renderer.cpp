@@ -76,14 +76,16 @@ struct Arg {
 };
 
 // Render, compile (with `cc`, or the CPU device's compiler), load and run; returns every buffer after.
+// On another device (`device`, "CL"), that device's renderer and compiler (cc must be empty).
 std::vector<std::vector<Num>> run(const std::string& name, const std::vector<UOpPtr>& uops,
                                   const std::vector<Arg>& args, const std::vector<int64_t>& vars = {},
-                                  const std::string& cc = "") {
-  Device& cpu = get_device("CPU");
+                                  const std::string& cc = "", const std::string& device = "CPU") {
+  Device& cpu = get_device(device);
   ProgramSpec spec;
   spec.name = name;
   spec.uops = uops;
   spec.src = cpu.renderer().render(name, uops);
+  spec.global_size = spec.local_size = {1, 1, 1};  // (a GPU runs these loops in one thread)
   spec.n_bufs = int(args.size());
   for (auto& u : uops)
     if (u->op == Ops::DEFINE_VAR) spec.vars.push_back(u);
@@ -92,12 +94,13 @@ std::vector<std::vector<Num>> run(const std::string& name, const std::vector<UOp
   std::vector<std::unique_ptr<Buffer>> bufs;
   std::vector<void*> ptrs;
   for (auto& a : args) {
-    bufs.push_back(std::make_unique<Buffer>("CPU", int64_t(a.values.size()), a.dtype));
+    bufs.push_back(std::make_unique<Buffer>(device, int64_t(a.values.size()), a.dtype));
     auto bytes = to_bytes(a.values, a.dtype);
     bufs.back()->copyin(bytes.data(), bytes.size());
     ptrs.push_back(bufs.back()->ptr());
   }
   prog->run(ptrs, vars, true);
+  cpu.synchronize();
   std::vector<std::vector<Num>> out;
   for (size_t i = 0; i < args.size(); i++) {
     std::vector<uint8_t> bytes(bufs[i]->nbytes());
@@ -471,7 +474,7 @@ Num expected(const OpCase& oc, DType dt, Num a, Num b, Num c) {
   return exec_alu(oc.op, dt, dt, {a, b});
 }
 
-void check_alu_against_exec(DType dt, const std::string& cc) {
+void check_alu_against_exec(DType dt, const std::string& cc, const std::string& device = "CPU") {
   Inputs in = pairs(dt);
   const int64_t n = int64_t(in.a.size());
   auto cases = op_cases(dt);
@@ -495,7 +498,7 @@ void check_alu_against_exec(DType dt, const std::string& cc) {
   auto uops = flat(stmts);
   auto res = run("alu_" + dt.name().substr(0, 1), uops,
                  {{dt, std::vector<Num>(size_t(n) * cases.size())}, {dtypes::bool_, std::vector<Num>(size_t(2 * n))},
-                  {dt, in.a}, {dt, in.b}, {dt, in.c}}, {}, cc);
+                  {dt, in.a}, {dt, in.b}, {dt, in.c}}, {}, cc, device);
   int failures = 0;
   for (size_t k = 0; k < cases.size(); k++)
     for (int64_t i = 0; i < n && failures < 10; i++) {
@@ -503,7 +506,7 @@ void check_alu_against_exec(DType dt, const std::string& cc) {
       Num got = res[0][size_t(int64_t(k) * n + i)];
       if (!same(got, want, dt)) {
         failures++;
-        ADD_FAILURE() << cc << " " << dt.repr() << " " << op_name(cases[k].op) << (cases[k].has_const ? " const" : "")
+        ADD_FAILURE() << cc << " " << device << " " << dt.repr() << " " << op_name(cases[k].op) << (cases[k].has_const ? " const" : "")
                       << " a=" << in.a[size_t(i)].i << "/" << in.a[size_t(i)].f << " b=" << in.b[size_t(i)].i << "/"
                       << in.b[size_t(i)].f << ": got " << got.i << "/" << got.f << ", exec_alu " << want.i << "/"
                       << want.f;
@@ -516,7 +519,7 @@ void check_alu_against_exec(DType dt, const std::string& cc) {
   }
 }
 
-void check_casts_against_exec(DType from, const std::string& cc) {
+void check_casts_against_exec(DType from, const std::string& cc, const std::string& device = "CPU") {
   auto vals = edge_values(from);
   const int64_t n = int64_t(vals.size());
   auto src = global(0, from);
@@ -531,12 +534,12 @@ void check_casts_against_exec(DType from, const std::string& cc) {
     args.push_back({kAllTypes[k], std::vector<Num>(size_t(n))});
   }
   stmts.push_back(end_range(r));
-  auto res = run("cast_from", flat(stmts), args, {}, cc);
+  auto res = run("cast_from", flat(stmts), args, {}, cc, device);
   for (size_t k = 0; k < std::size(kAllTypes); k++)
     for (int64_t i = 0; i < n; i++) {
       Num want = cast_num(vals[size_t(i)], from, kAllTypes[k]);
       EXPECT_TRUE(same(res[k + 1][size_t(i)], want, kAllTypes[k]))
-          << cc << " cast " << from.repr() << " -> " << kAllTypes[k].repr() << " of " << vals[size_t(i)].i << "/"
+          << cc << " " << device << " cast " << from.repr() << " -> " << kAllTypes[k].repr() << " of " << vals[size_t(i)].i << "/"
           << vals[size_t(i)].f << ": got " << res[k + 1][size_t(i)].i << "/" << res[k + 1][size_t(i)].f
           << ", exec_alu " << want.i << "/" << want.f;
     }
@@ -554,6 +557,14 @@ TEST(RenderMatchesExecAlu, BinaryUnaryAndTernaryOps) {
 TEST(RenderMatchesExecAlu, CastsBetweenAllTypes) {
   for (const std::string& cc : compilers())
     for (DType dt : kAllTypes) check_casts_against_exec(dt, cc);
+}
+
+// The OpenCL renderer on the CL device (PoCL in CI), bit for bit as the C renderer: every op and cast of every
+// dtype at the edge values (NaN, inf, -0, extremes, ties).
+TEST(RenderMatchesExecAlu, OpenCLOpsAndCasts) {
+  if (cl_device_count() == 0) GTEST_SKIP() << "no OpenCL device here";
+  for (DType dt : kAllTypes) check_alu_against_exec(dt, "", "CL");
+  for (DType dt : kAllTypes) check_casts_against_exec(dt, "", "CL");
 }
 
 TEST(RenderMatchesExecAlu, TranscendentalsAreClose) {
