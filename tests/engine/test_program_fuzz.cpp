@@ -1,5 +1,5 @@
 // The random-program differential fuzzer (program_fuzz.h): random tensor programs on the CPU (generated C)
-// and on the interpreter, and on CUDA where a GPU opens, forward values and gradients compared.
+// and on the interpreter, and on CUDA and OpenCL where such a device opens, forward values and gradients compared.
 // ctest runs it twice: plain (the interpreter runs CPU-style kernels) and as program_fuzz_interp_emulate_cuda
 // (EMULATE=CUDA: the interpreter runs GPU-lowered kernels). FUZZ_PROGRAMS=n runs n programs (default 120; 40
 // in Debug builds), FUZZ_SEED=s starts at seed s (default 1), FUZZ_PRINT=1 prints every program; a failure
@@ -20,9 +20,9 @@ uint64_t env_u64(const char* name, uint64_t fallback) {
   return v && *v ? std::strtoull(v, nullptr, 10) : fallback;
 }
 
-bool cuda_opens() {
+bool opens(const std::string& device) {
   try {
-    tg::Tensor(std::vector<float>{1}, {1}, {.device = "CUDA"}).realize();
+    tg::Tensor(std::vector<float>{1}, {1}, {.device = device}).realize();
     return true;
   } catch (const tg::Error&) {
     return false;
@@ -31,7 +31,7 @@ bool cuda_opens() {
 
 }  // namespace
 
-TEST(ProgramFuzz, CpuInterpreterAndCudaAgree) {
+TEST(ProgramFuzz, CpuInterpreterAndGpusAgree) {
 #ifdef NDEBUG
   const uint64_t default_count = 120;
 #else
@@ -39,7 +39,10 @@ TEST(ProgramFuzz, CpuInterpreterAndCudaAgree) {
 #endif
   const uint64_t count = env_u64("FUZZ_PROGRAMS", default_count), first = env_u64("FUZZ_SEED", 1);
   std::vector<std::string> devices = {"INTERP"};
-  if (cuda_opens()) devices.push_back("CUDA");
+  // every backend present here (CL: PoCL's CPU device in CI); EMULATE changes only the interpreter, so the
+  // EMULATE run leaves them to the plain one
+  for (const char* gpu : {"CUDA", "CL"})
+    if (!std::getenv("EMULATE") && opens(gpu)) devices.push_back(gpu);
   int failures = 0, backward = 0, threw = 0, nodes = 0;
   std::map<std::string, int> rejected, errors;
   for (uint64_t seed = first; seed < first + count && failures < 3; seed++) {
