@@ -45,11 +45,6 @@ std::string round16(DType dt, const std::string& e) {
 
 }  // namespace
 
-// float2/float4 loads and stores (one access each); ALU ops work lane by lane.
-bool MetalRenderer::vectorizes(Ops op, DType scalar) const {
-  return scalar == dtypes::float32 && (op == Ops::LOAD || op == Ops::STORE);
-}
-
 // Metal compiles with fast math unless told otherwise; metal::precise has the IEEE-accurate functions.
 std::string MetalRenderer::math_fn(const char* base, DType) const {
   std::string b = base;
@@ -137,19 +132,8 @@ std::string MetalRenderer::render_bitcast(DType to, DType from, const std::strin
   return "as_type<" + type_name(to) + ">((" + type_name(from) + ")(" + x + "))";
 }
 
-// Vector accesses through a helper per address space (device buffers and threadgroup locals), which C++ overloads.
 std::string MetalRenderer::render_load(const std::string& buf, const std::string& idx, DType dt, Prelude& pre) const {
-  if (dt.count > 1) {
-    const std::string T = type_name(dt), name = "tg_load_" + T;
-    pre.need(name, [&] {
-      std::string s;
-      for (const char* space : {"device", "threadgroup"})
-        s += "inline " + T + " " + name + "(const " + space + " float* p) { return *((const " + space + " " + T +
-             "*)p); }\n";
-      return s;
-    });
-    return name + "(" + buf + "+" + idx + ")";
-  }
+  if (dt.count > 1) throw Error("render: METAL vector load of " + dt.repr() + " (Metal kernels are scalar here)");
   std::string e = buf + "[" + idx + "]";
   if (is_half(dt)) return "((float)" + e + ")";
   if (is_bf16(dt)) return "tg_bf_from_bits(" + e + ")";
@@ -158,17 +142,8 @@ std::string MetalRenderer::render_load(const std::string& buf, const std::string
 
 std::string MetalRenderer::render_store(const std::string& buf, const std::string& idx, const std::string& value,
                                         DType dt, Prelude& pre) const {
+  if (dt.count > 1) throw Error("render: METAL vector store of " + dt.repr() + " (Metal kernels are scalar here)");
   const std::string v = strip_parens(value);
-  if (dt.count > 1) {
-    const std::string T = type_name(dt), name = "tg_store_" + T;
-    pre.need(name, [&] {
-      std::string s;
-      for (const char* space : {"device", "threadgroup"})
-        s += "inline void " + name + "(" + space + " float* p, " + T + " v) { *((" + space + " " + T + "*)p) = v; }\n";
-      return s;
-    });
-    return name + "(" + buf + "+" + idx + ", " + v + ");";
-  }
   if (is_half(dt)) return buf + "[" + idx + "] = (half)(" + v + ");";
   if (is_bf16(dt)) return buf + "[" + idx + "] = tg_bf_bits(" + v + ");";
   return CStyleRenderer::render_store(buf, idx, value, dt, pre);

@@ -31,9 +31,8 @@ class MetalRenderer : public CStyleRenderer {
   int64_t shared_memory() const override { return 32 * 1024; }  // threadgroup memory (Apple GPUs)
   bool supports(Ops op) const override { return op != Ops::WMMA && CStyleRenderer::supports(op); }
   bool supports_dtype(DType dt) const override { return dt.scalar != Scalar::Float64; }
-  bool vectorizes(Ops op, DType scalar) const override;
-  bool vector_width_ok(int width, DType) const override { return width == 2 || width == 4; }
-  bool aligned_vectors() const override { return true; }
+  // Scalar loads and stores: a float4 access needs a pointer cast in the buffer's address space (device or
+  // threadgroup), which the renderer is not told; vectors stay lanes (vectorizes() is false).
 
  protected:
   std::string type_name(DType dt) const override;
