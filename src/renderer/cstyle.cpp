@@ -185,6 +185,26 @@ std::string CStyleRenderer::type_name(DType dt) const {
   throw Error("render: no C type for " + dt.repr());
 }
 
+std::string CStyleRenderer::gpu_scalar_name(DType dt) const {
+  switch (dt.scalar) {
+    case Scalar::Int8: return "char";  // signed in both
+    case Scalar::UInt8: return "uchar";
+    case Scalar::UInt16: return "ushort";
+    case Scalar::UInt32: return "uint";
+    case Scalar::Int64: return "long";
+    case Scalar::UInt64: return "ulong";
+    case Scalar::Float16: case Scalar::BFloat16: return "float";  // values in registers; see gpu_buffer_type_name
+    default: return CStyleRenderer::type_name(dt.scalar_type());
+  }
+}
+
+std::string CStyleRenderer::gpu_buffer_type_name(DType dt) const {
+  if (is_half(dt)) return "half";
+  if (is_bf16(dt)) return "ushort";
+  if (dt.is_bool()) return "uchar";
+  return type_name(dt);
+}
+
 std::string CStyleRenderer::float_literal(double v, DType dt, Prelude& pre) const {
   if (std::isnan(v)) {
     pre.nan = true;

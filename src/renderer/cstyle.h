@@ -153,6 +153,12 @@ class CStyleRenderer : public Renderer {
   // (double is exact for all but 64-bit integers, whose double rounding is harmless at 16-bit precision).
   static bool needs_double_path(DType from, DType to);
 
+  // OpenCL C's and Metal's scalar spellings: char, uchar, ushort, uint, long, ulong (`long` is 64 bits there and
+  // `long long` reserved), float registers for 16-bit floats; the C names otherwise.
+  std::string gpu_scalar_name(DType scalar) const;
+  // Their buffers: half for float16, bfloat16's bits as ushort, bool as bytes (a kernel takes no pointer to bool).
+  std::string gpu_buffer_type_name(DType dt) const;
+
   // Shared helpers for subclasses.
   static std::string strip_parens(const std::string& s);  // "(a+b)" -> "a+b", "(a)+(b)" unchanged
   static bool is_narrow_int(DType dt);                    // bool, 8- and 16-bit ints: C computes them as int

@@ -58,32 +58,7 @@ std::string MetalRenderer::type_name(DType dt) const {
       throw Error("render: METAL vectors of " + dt.repr() + " are not supported (devectorize them)");
     return "float" + std::to_string(dt.count);
   }
-  switch (dt.scalar) {
-    case Scalar::Int8:
-      return "char";
-    case Scalar::UInt8:
-      return "uchar";
-    case Scalar::UInt16:
-      return "ushort";
-    case Scalar::UInt32:
-      return "uint";
-    case Scalar::Int64:
-      return "long";  // 64 bits in Metal
-    case Scalar::UInt64:
-      return "ulong";
-    case Scalar::Float16:
-    case Scalar::BFloat16:
-      return "float";  // values in registers; see buffer_type_name
-    default:
-      return CStyleRenderer::type_name(dt);
-  }
-}
-
-std::string MetalRenderer::buffer_type_name(DType dt) const {
-  if (is_half(dt)) return "half";
-  if (is_bf16(dt)) return "ushort";
-  if (dt.is_bool()) return "uchar";
-  return type_name(dt);
+  return gpu_scalar_name(dt);
 }
 
 std::string MetalRenderer::render_alu(const UOp& u, const std::vector<std::string>& a, Prelude& pre) const {
@@ -192,7 +167,9 @@ std::string MetalRenderer::kernel_signature(const std::string& name, const std::
 
 std::string MetalRenderer::prefix(const Prelude& pre) const {
   // (Metal compiles with fast math and contraction unless told: MSL 3.2's pragmas keep each op IEEE-rounded)
-  std::string s = "#include <metal_stdlib>\nusing namespace metal;\n#pragma METAL fp math_mode(safe)\n#pragma METAL fp contract(off)\n";
+  std::string s =
+      "#include <metal_stdlib>\nusing namespace metal;\n#pragma METAL fp math_mode(safe)\n#pragma METAL fp "
+      "contract(off)\n";
   if (pre.half) s += kHalfHelpers;
   if (pre.bf16) s += kBf16Helpers;
   return s + CStyleRenderer::prefix(pre);

@@ -36,7 +36,7 @@ class MetalRenderer : public CStyleRenderer {
 
  protected:
   std::string type_name(DType dt) const override;
-  std::string buffer_type_name(DType dt) const override;
+  std::string buffer_type_name(DType dt) const override { return gpu_buffer_type_name(dt); }
   std::string math_fn(const char* base, DType dt) const override;
   std::string helper_qualifier() const override { return "inline"; }
   std::string int64_suffix() const override { return "L"; }  // (long is 64 bits in Metal)

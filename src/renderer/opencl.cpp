@@ -80,34 +80,7 @@ std::string OpenCLRenderer::type_name(DType dt) const {
       throw Error("render: CL vectors of " + dt.scalar_type().repr() + " are not supported (devectorize them)");
     return CStyleRenderer::type_name(dt);  // int4, uchar16 ... (OpenCL's own names)
   }
-  switch (dt.scalar) {
-    case Scalar::Int8:
-      return "char";  // signed in OpenCL C
-    case Scalar::UInt8:
-      return "uchar";
-    case Scalar::UInt16:
-      return "ushort";
-    case Scalar::UInt32:
-      return "uint";
-    case Scalar::Int64:
-      return "long";  // 64 bits in OpenCL C (`long long` is reserved)
-    case Scalar::UInt64:
-      return "ulong";
-    case Scalar::Float16:
-    case Scalar::BFloat16:
-      return "float";  // values in registers; see buffer_type_name
-    default:
-      return CStyleRenderer::type_name(dt);
-  }
-}
-
-// Buffers hold float16 as `half` (read and written through vload_half / vstore_half_rte), bfloat16 as its bits,
-// and bool as bytes (a kernel may not take a pointer to bool).
-std::string OpenCLRenderer::buffer_type_name(DType dt) const {
-  if (is_half(dt)) return "half";
-  if (is_bf16(dt)) return "ushort";
-  if (dt.is_bool()) return "uchar";
-  return type_name(dt);
+  return gpu_scalar_name(dt);
 }
 
 std::string OpenCLRenderer::render_alu(const UOp& u, const std::vector<std::string>& a, Prelude& pre) const {
