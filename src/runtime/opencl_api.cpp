@@ -70,6 +70,7 @@ void list_devices(Loaded& L) {
     return;
   }
   std::string skipped;
+  std::vector<DeviceRef> others;  // (after the GPUs)
   for (cl_platform_id p : platforms) {
     cl_uint n = 0;
     cl_int r = a.clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &n);
@@ -79,8 +80,14 @@ void list_devices(Loaded& L) {
       skipped += (skipped.empty() ? "" : ", ") + (r == CL_SUCCESS ? std::string("no devices") : error_name(r));
       continue;
     }
-    for (cl_device_id d : devs) L.devices.push_back({p, d});
+    for (cl_device_id d : devs) {
+      cl_bitfield type = 0;
+      const bool gpu = a.clGetDeviceInfo(d, CL_DEVICE_TYPE, sizeof(type), &type, nullptr) == CL_SUCCESS &&
+                       (type & CL_DEVICE_TYPE_GPU);
+      (gpu ? L.devices : others).push_back({p, d});
+    }
   }
+  L.devices.insert(L.devices.end(), others.begin(), others.end());
   if (L.devices.empty())
     L.why = std::to_string(n_platforms) + " OpenCL platform" + (n_platforms == 1 ? "" : "s") +
             " but no device (clGetDeviceIDs: " + skipped + ")";

@@ -37,8 +37,10 @@ constexpr cl_bool CL_TRUE = 1;
 constexpr cl_uint CL_PLATFORM_VERSION = 0x0901;
 constexpr cl_uint CL_PLATFORM_NAME = 0x0902;
 // clGetDeviceIDs
+constexpr cl_bitfield CL_DEVICE_TYPE_GPU = 1 << 2;
 constexpr cl_bitfield CL_DEVICE_TYPE_ALL = 0xFFFFFFFF;
 // clGetDeviceInfo
+constexpr cl_uint CL_DEVICE_TYPE = 0x1000;                       // cl_bitfield
 constexpr cl_uint CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS = 0x1003;  // cl_uint
 constexpr cl_uint CL_DEVICE_MAX_WORK_GROUP_SIZE = 0x1004;       // size_t
 constexpr cl_uint CL_DEVICE_MAX_WORK_ITEM_SIZES = 0x1005;       // size_t[dimensions]
@@ -108,7 +110,8 @@ struct DeviceRef {
   cl_platform_id platform = nullptr;
   cl_device_id device = nullptr;
 };
-// Every device of every platform (CL_DEVICE_TYPE_ALL), in platform order: "CL" is the first, "CL:1" the second.
+// Every device of every platform (CL_DEVICE_TYPE_ALL): the GPUs first, then the others (PoCL's CPU ...), each in
+// platform order: "CL" is the first, "CL:1" the second. A GPU machine that also has PoCL gets its GPU as CL.
 // Found once per process; empty when the loader or the platforms are absent, with the reason in *why (if given).
 // Never throws.
 const std::vector<DeviceRef>& devices(std::string* why = nullptr);
