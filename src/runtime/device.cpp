@@ -128,6 +128,12 @@ std::string device_for_memory(int device_type, int device_id) {
               " (device " + std::to_string(device_id) + ")");
 }
 
+std::string format_dims(const std::vector<int64_t>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); i++) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
 std::string default_device() {
   std::string dev = getenv_str("DEV");
   if (!dev.empty()) return canonical_device(dev);

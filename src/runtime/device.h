@@ -112,6 +112,9 @@ class Device {
 // looked up once when the device opens.
 std::optional<SharedMemory> shared_memory_of(const std::string& device);
 
+// Launch sizes as "[4, 1, 1]", for the runtimes' errors.
+std::string format_dims(const std::vector<int64_t>& v);
+
 // Open (once) and return a device. Accepts "CPU", "cpu", "CPU:0", "CUDA:1" ...; throws tg::Error for unknown
 // names or devices not present on this machine (saying why: no libcuda, no GPU ...). DEBUG>=1 prints
 // "opened device CPU from pid:N" on first open.

@@ -25,6 +25,10 @@ class LRUAllocator : public Allocator {
   void free(void* ptr, size_t bytes) override;
   void copyin(void* dst, const void* host_src, size_t bytes) override { inner_->copyin(dst, host_src, bytes); }
   void copyout(void* host_dst, const void* src, size_t bytes) override { inner_->copyout(host_dst, src, bytes); }
+  // Device-to-device copies are the inner allocator's (false where it has none).
+  bool transfer(void* dst, const void* src, size_t bytes, Device& src_dev) override {
+    return inner_->transfer(dst, src, bytes, src_dev);
+  }
 
   // Return all cached blocks to the inner allocator.
   void free_cache();

@@ -49,7 +49,6 @@ constexpr cl_uint CL_DEVICE_LOCAL_MEM_SIZE = 0x1023;            // cl_ulong
 constexpr cl_uint CL_DEVICE_NAME = 0x102B;
 constexpr cl_uint CL_DRIVER_VERSION = 0x102D;
 constexpr cl_uint CL_DEVICE_VERSION = 0x102F;
-constexpr cl_uint CL_DEVICE_EXTENSIONS = 0x1030;
 // clCreateContext's properties list
 constexpr cl_context_properties CL_CONTEXT_PLATFORM = 0x1084;
 // clCreateCommandQueue

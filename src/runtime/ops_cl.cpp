@@ -25,12 +25,6 @@ namespace {
 
 using namespace cl;
 
-std::string dims(const std::vector<int64_t>& v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); i++) s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + "]";
-}
-
 // What the allocator, the compiler, the programs and the device of one OpenCL device share: its context and the
 // one queue everything is enqueued on.
 class ClContext {
@@ -81,7 +75,6 @@ class ClContext {
   const std::string& platform_name() const { return platform_name_; }
   const std::string& driver_version() const { return driver_version_; }
   const std::string& device_version() const { return device_version_; }
-  const std::string& extensions() const { return extensions_; }
 
   // Throws tg::Error("<device>: <what>: <error name>") unless r is CL_SUCCESS.
   void check(cl_int r, const std::string& what) const {
@@ -118,7 +111,6 @@ class ClContext {
     device_name_ = device_string(CL_DEVICE_NAME);
     driver_version_ = device_string(CL_DRIVER_VERSION);
     device_version_ = device_string(CL_DEVICE_VERSION);
-    extensions_ = device_string(CL_DEVICE_EXTENSIONS);
     limits_.work_group = int64_t(device_value<size_t>(CL_DEVICE_MAX_WORK_GROUP_SIZE));
     limits_.local_mem = int64_t(device_value<cl_ulong>(CL_DEVICE_LOCAL_MEM_SIZE));
     limits_.max_alloc = int64_t(device_value<cl_ulong>(CL_DEVICE_MAX_MEM_ALLOC_SIZE));
@@ -137,7 +129,7 @@ class ClContext {
   cl_context context_ = nullptr;
   cl_command_queue queue_ = nullptr;
   Limits limits_;
-  std::string device_name_, platform_name_, driver_version_, device_version_, extensions_;
+  std::string device_name_, platform_name_, driver_version_, device_version_;
 };
 
 cl_mem mem(const void* p) { return reinterpret_cast<cl_mem>(const_cast<void*>(p)); }
@@ -190,15 +182,6 @@ class ClAllocator : public Allocator {
  private:
   std::shared_ptr<const ClContext> ctx_ptr_;  // keeps the context alive as long as its memory
   const ClContext& ctx_;
-};
-
-// The LRU cache of freed blocks over ClAllocator, passing transfers through.
-class ClLRUAllocator : public LRUAllocator {
- public:
-  explicit ClLRUAllocator(std::unique_ptr<ClAllocator> inner) : LRUAllocator(std::move(inner)) {}
-  bool transfer(void* dst, const void* src, size_t bytes, Device& src_dev) override {
-    return inner().transfer(dst, src, bytes, src_dev);
-  }
 };
 
 // ---- compiling ----
@@ -323,9 +306,9 @@ class ClProgram : public Program {
                                               wait ? &done.e : nullptr);
           r != CL_SUCCESS)
         ctx_.check(r, "launch of " + name_ + " (global " +
-                          dims({int64_t(global_[0]), int64_t(global_[1]), int64_t(global_[2])}) +
-                          " work items, local " + dims({int64_t(local_[0]), int64_t(local_[1]), int64_t(local_[2])}) +
-                          ")");
+                          format_dims({int64_t(global_[0]), int64_t(global_[1]), int64_t(global_[2])}) +
+                          " work items, local " +
+                          format_dims({int64_t(local_[0]), int64_t(local_[1]), int64_t(local_[2])}) + ")");
     }
     if (!wait) return 0.0;
     ctx_.check(a.clWaitForEvents(1, &done.e), "kernel " + name_ + " failed");
@@ -341,7 +324,7 @@ class ClProgram : public Program {
   // The device's limits, checked here so the error names the kernel and its sizes (the driver would only say
   // CL_INVALID_WORK_GROUP_SIZE at launch). OpenCL counts work items where our spec counts groups (CUDA's grid).
   void check_sizes(const ProgramSpec& spec) {
-    const std::string sizes = "global " + dims(spec.global_size) + " local " + dims(spec.local_size);
+    const std::string sizes = "global " + format_dims(spec.global_size) + " local " + format_dims(spec.local_size);
     if (spec.global_size.size() != 3 || spec.local_size.size() != 3)
       throw Error(ctx_.name() + ": kernel " + name_ + ": launch sizes must have 3 dimensions, got " + sizes);
     const ClContext::Limits& lim = ctx_.limits();
@@ -350,15 +333,16 @@ class ClProgram : public Program {
       if (spec.global_size[i] < 1 || spec.global_size[i] > (int64_t(1) << 31) || spec.local_size[i] < 1 ||
           spec.local_size[i] > lim.item[i])
         throw Error(ctx_.name() + ": kernel " + name_ + ": launch sizes " + sizes + " are outside " +
-                    ctx_.device_name() + "'s limits (local up to " + dims({lim.item[0], lim.item[1], lim.item[2]}) +
-                    ", " + std::to_string(lim.work_group) + " work items a group; global groups 1 to 2^31)");
+                    ctx_.device_name() + "'s limits (local up to " +
+                    format_dims({lim.item[0], lim.item[1], lim.item[2]}) + ", " + std::to_string(lim.work_group) +
+                    " work items a group; global groups 1 to 2^31)");
       items *= spec.local_size[i];
       global_[i] = size_t(spec.global_size[i] * spec.local_size[i]);
       local_[i] = size_t(spec.local_size[i]);
     }
     if (items > lim.work_group)
       throw Error(ctx_.name() + ": kernel " + name_ + " asks for " + std::to_string(items) + " work items a group " +
-                  dims(spec.local_size) + "; " + ctx_.device_name() + " allows at most " +
+                  format_dims(spec.local_size) + "; " + ctx_.device_name() + " allows at most " +
                   std::to_string(lim.work_group));
   }
 
@@ -399,7 +383,7 @@ class ClDevice : public Device {
       : ctx_ptr_(std::make_shared<ClContext>(index, index == 0 ? "CL" : "CL:" + std::to_string(index))),
         ctx_(*ctx_ptr_) {
     name_ = ctx_.name();
-    allocator_ = std::make_unique<ClLRUAllocator>(std::make_unique<ClAllocator>(ctx_ptr_));
+    allocator_ = std::make_unique<LRUAllocator>(std::make_unique<ClAllocator>(ctx_ptr_));
     compiler_ = std::make_unique<ClCompiler>(ctx_ptr_);
     renderer_ =
         std::make_unique<OpenCLRenderer>(OpenCLRenderer::Limits{ctx_.limits().work_group, ctx_.limits().local_mem});

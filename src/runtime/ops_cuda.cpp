@@ -257,23 +257,7 @@ class CudaAllocator : public Allocator {
   std::vector<int> peer_checked_;
 };
 
-// The LRU cache of freed blocks over CudaAllocator, passing transfers through (LRUAllocator keeps only the
-// interface every device has).
-class CudaLRUAllocator : public LRUAllocator {
- public:
-  explicit CudaLRUAllocator(std::unique_ptr<CudaAllocator> inner) : LRUAllocator(std::move(inner)) {}
-  bool transfer(void* dst, const void* src, size_t bytes, Device& src_dev) override {
-    return inner().transfer(dst, src, bytes, src_dev);
-  }
-};
-
 // ---- running ----
-
-std::string dims(const std::vector<int64_t>& v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); i++) s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + "]";
-}
 
 class CudaProgram : public Program {
  public:
@@ -290,7 +274,7 @@ class CudaProgram : public Program {
         tensor_maps_(spec.name, spec.uops) {
     if (spec.global_size.size() != 3 || spec.local_size.size() != 3)
       throw Error(ctx_.name() + ": kernel " + name_ + ": launch sizes must have 3 dimensions, got global " +
-                  dims(spec.global_size) + " local " + dims(spec.local_size));
+                  format_dims(spec.global_size) + " local " + format_dims(spec.local_size));
     // The GPU's limits, checked here so the error names the kernel and its sizes (the driver would only say
     // CUDA_ERROR_INVALID_VALUE at launch).
     const CudaContext::Limits& lim = ctx_.limits();
@@ -298,10 +282,10 @@ class CudaProgram : public Program {
     for (int i = 0; i < 3; i++) {
       if (spec.global_size[i] < 1 || spec.global_size[i] > lim.grid[i] || spec.local_size[i] < 1 ||
           spec.local_size[i] > lim.block[i])
-        throw Error(ctx_.name() + ": kernel " + name_ + ": launch sizes global " + dims(spec.global_size) + " local " +
-                    dims(spec.local_size) + " are outside this GPU's limits (global up to " +
-                    dims({lim.grid[0], lim.grid[1], lim.grid[2]}) + ", local up to " +
-                    dims({lim.block[0], lim.block[1], lim.block[2]}) + ", " + std::to_string(lim.threads) +
+        throw Error(ctx_.name() + ": kernel " + name_ + ": launch sizes global " + format_dims(spec.global_size) +
+                    " local " + format_dims(spec.local_size) + " are outside this GPU's limits (global up to " +
+                    format_dims({lim.grid[0], lim.grid[1], lim.grid[2]}) + ", local up to " +
+                    format_dims({lim.block[0], lim.block[1], lim.block[2]}) + ", " + std::to_string(lim.threads) +
                     " threads a block)");
       grid_[i] = unsigned(spec.global_size[i]);
       block_[i] = unsigned(spec.local_size[i]);
@@ -309,7 +293,7 @@ class CudaProgram : public Program {
     }
     if (threads > lim.threads)
       throw Error(ctx_.name() + ": kernel " + name_ + " asks for " + std::to_string(threads) + " threads a block " +
-                  dims(spec.local_size) + "; this GPU allows at most " + std::to_string(lim.threads));
+                  format_dims(spec.local_size) + "; this GPU allows at most " + std::to_string(lim.threads));
     if (binary.empty())
       throw Error(ctx_.name() + ": empty binary for kernel " + name_ + " (was it compiled for NULL?)");
     ctx_.enter();
@@ -381,8 +365,8 @@ class CudaProgram : public Program {
                      : ctx_.d().cuLaunchKernel(fn_, grid_[0], grid_[1], grid_[2], block_[0], block_[1], block_[2],
                                                shared_, stream, params.data(), nullptr);
     if (r != CUDA_SUCCESS)
-      ctx_.check(r, "launch of " + name_ + " (grid " + dims({grid_[0], grid_[1], grid_[2]}) + ", block " +
-                        dims({block_[0], block_[1], block_[2]}) + ")");
+      ctx_.check(r, "launch of " + name_ + " (grid " + format_dims({grid_[0], grid_[1], grid_[2]}) + ", block " +
+                        format_dims({block_[0], block_[1], block_[2]}) + ")");
     if (!wait) return 0.0;
     // A fault inside the kernel surfaces at whichever of these calls first sees it.
     ctx_.check(ctx_.d().cuEventRecord(end_, nullptr), "kernel " + name_ + " failed");
@@ -431,7 +415,7 @@ class CudaDevice : public Device {
     // sm_90 builds as sm_90a: the architecture-specific features (wgmma) the renderer uses there
     compiler_ = make_nvrtc_compiler(arch_ == "sm_90" ? "sm_90a" : arch_);
     renderer_ = std::make_unique<CUDARenderer>(arch_);
-    allocator_ = std::make_unique<CudaLRUAllocator>(std::make_unique<CudaAllocator>(ctx_ptr_));
+    allocator_ = std::make_unique<LRUAllocator>(std::make_unique<CudaAllocator>(ctx_ptr_));
     if (DEBUG >= 2) {
       char gpu[256] = {};
       ctx_.d().cuDeviceGetName(gpu, sizeof(gpu) - 1, ctx_.device());
