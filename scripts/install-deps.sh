@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what building and testing tinygrad.cpp needs, from the system's packages (apt-get, Debian/Ubuntu):
 # cmake >= 3.25, a C++20 compiler, make, GoogleTest, pkg-config, zlib, SQLite (the BEAM cache), graphviz
-# (GRAPH=1's SVG) and OpenCL's ICD loader with PoCL (the CL device on a CPU). Installs nothing when all are
-# present; uses sudo only when not root. run-main.sh and run-tests.sh call it first.
+# (GRAPH=1's SVG), OpenCL's ICD loader with PoCL (the CL device on a CPU) and LLVM 14 (the LLVM device). Installs
+# nothing when all are present; uses sudo only when not root. run-main.sh and run-tests.sh call it first.
 # --with-data also installs the data the main job trains on: Debian's dataset-fashion-mnist (the idx .gz
 # files under /usr/share/datasets/fashion-mnist).
 # --with-fuzz also installs a clang >= 16 with its libFuzzer/sanitizer runtimes (scripts/run-fuzzers.sh).
@@ -31,6 +31,8 @@ have dot || need+=(graphviz)  # GRAPH=1 draws its SVG with it (optional to the l
 # (Files, not `ldconfig -p | grep -q`: under pipefail grep's early exit can read as "absent".)
 compgen -G '/usr/lib/*/libOpenCL.so.1' >/dev/null || [ -e /usr/lib/libOpenCL.so.1 ] || need+=(ocl-icd-libopencl1)
 compgen -G '/etc/OpenCL/vendors/pocl*.icd' >/dev/null || need+=(pocl-opencl-icd)
+# The LLVM device (optional to the library): LLVM 14's C headers at build time, libLLVM-14.so.1 opened at run time.
+[ -f /usr/lib/llvm-14/include/llvm-c/LLJIT.h ] || need+=(llvm-14-dev)
 if [ "${1:-}" = --with-data ]; then
   [ -f /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ] || need+=(dataset-fashion-mnist)
 fi

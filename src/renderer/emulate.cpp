@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "renderer/cuda.h"
+#include "renderer/llvmir.h"
 #include "renderer/metal.h"
 #include "renderer/opencl.h"
 #include "tg/error.h"
@@ -18,7 +19,9 @@ std::unique_ptr<Renderer> emulated_renderer(const std::string& emulate, const st
   // (an OpenCL GPU's usual limits: 256 work items a group, 32 KiB of local memory)
   if (up == "CL") return std::make_unique<OpenCLRenderer>(OpenCLRenderer::Limits{256, 32 * 1024});
   if (up == "METAL") return std::make_unique<MetalRenderer>();
-  throw Error(device + ": EMULATE=" + emulate + " is not known (expected CUDA, CL, METAL or nothing)");
+  // (LLVM 14's typed pointers: the IR can be checked by Debian's llvm-as-14 where the JIT is absent)
+  if (up == "LLVM") return std::make_unique<LLVMRenderer>(false);
+  throw Error(device + ": EMULATE=" + emulate + " is not known (expected CUDA, CL, METAL, LLVM or nothing)");
 }
 
 }  // namespace tg

@@ -8,7 +8,7 @@
 
 namespace tg {
 
-// "CUDA", "CL" or "METAL" (any case); nullptr for ""; tg::Error naming `device` for anything else.
+// "CUDA", "CL", "METAL" or "LLVM" (any case); nullptr for ""; tg::Error naming `device` for anything else.
 std::unique_ptr<Renderer> emulated_renderer(const std::string& emulate, const std::string& device);
 
 }  // namespace tg

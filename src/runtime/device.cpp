@@ -27,6 +27,7 @@ struct KnownDevice {
 // Order matters for the error message, and the first device of a DLPack type is the one device_for_memory picks.
 constexpr int kPrivate = 0, kDLCPU = 1, kDLCUDA = 2;
 const KnownDevice kKnown[] = {{"CPU", [](int) { return make_cpu_device(); }, nullptr, kDLCPU},
+                              {"LLVM", make_llvm_device, llvm_device_count, kDLCPU},
                               {"CUDA", make_cuda_device, cuda_device_count, kDLCUDA},
                               // Private: its buffers are cl_mem handles, not addresses, so neither the memory
                               // planner (which offsets raw pointers) nor DLPack may treat them as memory.

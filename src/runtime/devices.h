@@ -25,6 +25,13 @@ std::unique_ptr<Device> make_cl_device(int index);
 // OpenCL devices usable here: 0 when there is no loader or no platform, with the reason in *why. Never throws; the
 // answer is found once per process.
 int cl_device_count(std::string* why = nullptr);
+// ops_llvm.cpp: LLVM IR compiled in-process by LLVM (libLLVM loaded at run time) and linked by its ORC JIT into this
+// process; runs as the CPU device does. Throws tg::Error saying why when it cannot open (built without LLVM, no
+// libLLVM, no target for this CPU).
+std::unique_ptr<Device> make_llvm_device(int index);
+// 1 when LLVM loads and has a target for this machine, else 0 with the reason in *why. Never throws; the answer is
+// found once per process (and loads libLLVM: ~10 ms).
+int llvm_device_count(std::string* why = nullptr);
 
 // The CPU device's compiler, on its own: `cc` names the C compiler ("gcc", "clang-14", "ccache gcc");
 // empty picks the default (env CC, else clang on PATH, else gcc). Tests use it to check both compilers.

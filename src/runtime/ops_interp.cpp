@@ -99,7 +99,7 @@ class InterpRenderer : public Renderer {
         return "// (not rendered for " + gpu_->device() + ": it has no " + u->dtype.scalar_type().repr() + ")\n" + listing;
     return gpu_->render(name, uops) + listing;
   }
-  bool has_local() const override { return gpu_ != nullptr; }
+  bool has_local() const override { return gpu_ && gpu_->has_local(); }  // (EMULATE=LLVM: a CPU's kernels)
   int64_t max_local_size() const override { return gpu_ ? gpu_->max_local_size() : 1; }
   // The interpreter emulates the GPU's tensor cores (renderer/tensor_core.h), warp by warp.
   const std::vector<TensorCore>& tensor_cores() const override {

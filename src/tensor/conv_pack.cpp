@@ -18,7 +18,7 @@ constexpr int64_t kMinMacs = int64_t(1) << 20;  // below this the copy does not 
 
 std::optional<Tensor> cpu_packed_conv_weight(const Tensor& w, int64_t groups, int64_t macs) {
   const Shape ws = w.shape();
-  if (!cpu_pack_enabled() || groups != 1 || w.device() != "CPU" || w.dtype() != dtypes::float32 || ws[0] % 16 != 0 ||
+  if (!cpu_pack_enabled() || groups != 1 || !is_host_cpu_device(w.device()) || w.dtype() != dtypes::float32 || ws[0] % 16 != 0 ||
       macs < kMinMacs)
     return std::nullopt;
   std::vector<int64_t> to_packed, from_packed = {int64_t(ws.size()) - 1};

@@ -19,10 +19,11 @@ ContextVar CPU_PACK("CPU_PACK", 1);
 }  // namespace
 
 bool cpu_pack_enabled() { return CPU_PACK.value() != 0; }
+bool is_host_cpu_device(const std::string& device) { return device == "CPU" || device == "LLVM"; }
 
 std::optional<Tensor> cpu_packed_dot(const Tensor& x, const Tensor& w) {
   const Shape a = x.shape(), b = w.shape();
-  if (!cpu_pack_enabled() || is_symbolic(a) || is_symbolic(b) || a.size() < 2 || b.size() != 2 || x.device() != "CPU" || w.device() != "CPU" ||
+  if (!cpu_pack_enabled() || is_symbolic(a) || is_symbolic(b) || a.size() < 2 || b.size() != 2 || !is_host_cpu_device(x.device()) || x.device() != w.device() ||
       x.dtype() != dtypes::float32 || w.dtype() != dtypes::float32)
     return std::nullopt;
   const int64_t k = b[0], m = b[1];

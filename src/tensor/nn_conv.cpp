@@ -7,6 +7,7 @@
 #include "tensor/conv_flat.h"
 #include "tensor/conv_grad.h"
 #include "tensor/conv_pack.h"
+#include "tensor/matmul_pack.h"
 #include "tensor/tensor_internal.h"
 #include "tensor/window.h"
 
@@ -88,7 +89,7 @@ Tensor conv(const std::string& op, const Tensor& x_in, const Tensor& w, const st
   int64_t macs = cout;
   for (int64_t s : ps) macs *= s;
   std::optional<Tensor> packed;
-  if (x.dtype() == dtypes::float32 && x.device() == "CPU") packed = cpu_packed_conv_weight(w, groups, macs);
+  if (x.dtype() == dtypes::float32 && is_host_cpu_device(x.device())) packed = cpu_packed_conv_weight(w, groups, macs);
   const Tensor wk = packed.value_or(w);
   // A padded input is copied out with its zeros: the tile's masked scalar loads cost more than the copy (conv
   // 8x32x56x56 -> 32, 3x3, pad 1: 2.6 ms masked, 0.18 + 2.15 copied; the input gradient of a 5x5 conv, padded

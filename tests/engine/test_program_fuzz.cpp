@@ -39,10 +39,10 @@ TEST(ProgramFuzz, CpuInterpreterAndGpusAgree) {
 #endif
   const uint64_t count = env_u64("FUZZ_PROGRAMS", default_count), first = env_u64("FUZZ_SEED", 1);
   std::vector<std::string> devices = {"INTERP"};
-  // every backend present here (CL: PoCL's CPU device in CI); EMULATE changes only the interpreter, so the
-  // EMULATE run leaves them to the plain one
-  for (const char* gpu : {"CUDA", "CL"})
-    if (!std::getenv("EMULATE") && opens(gpu)) devices.push_back(gpu);
+  // every backend present here (CL: PoCL's CPU device in CI; LLVM where the build found it); EMULATE changes only
+  // the interpreter, so the EMULATE run leaves them to the plain one
+  for (const char* backend : {"LLVM", "CUDA", "CL"})
+    if (!std::getenv("EMULATE") && opens(backend)) devices.push_back(backend);
   int failures = 0, backward = 0, threw = 0, nodes = 0;
   std::map<std::string, int> rejected, errors;
   for (uint64_t seed = first; seed < first + count && failures < 3; seed++) {

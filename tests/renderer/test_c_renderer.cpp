@@ -567,7 +567,22 @@ TEST(RenderMatchesExecAlu, OpenCLOpsAndCasts) {
   for (DType dt : kAllTypes) check_casts_against_exec(dt, "", "CL");
 }
 
+// The LLVM renderer on the LLVM device (IR compiled in-process), bit for bit as the C renderer, the same way.
+TEST(RenderMatchesExecAlu, LLVMOpsAndCasts) {
+  if (llvm_device_count() == 0) GTEST_SKIP() << "no LLVM device here (built without LLVM, or libLLVM missing)";
+  for (DType dt : kAllTypes) check_alu_against_exec(dt, "", "LLVM");
+  for (DType dt : kAllTypes) check_casts_against_exec(dt, "", "LLVM");
+}
+
+// The CPU devices: C through a compiler process, and LLVM where it is present.
+std::vector<std::string> cpu_devices() {
+  std::vector<std::string> d{"CPU"};
+  if (llvm_device_count() > 0) d.push_back("LLVM");
+  return d;
+}
+
 TEST(RenderMatchesExecAlu, TranscendentalsAreClose) {
+  for (const std::string& device : cpu_devices())
   for (DType dt : {dtypes::float16, dtypes::bfloat16, dtypes::float32, dtypes::float64}) {
     std::vector<Num> xs;
     for (double v : {0.0, 0.5, 1.0, 2.0, 3.25, 10.0, -1.5, -7.0, 100.0}) xs.push_back(truncate_num(Num{0, v}, dt));
@@ -580,7 +595,7 @@ TEST(RenderMatchesExecAlu, TranscendentalsAreClose) {
       stmts.push_back(store(d0, alu(Ops::ADD, dtypes::int32, {r, UOp::const_int(k * int64_t(xs.size()))}),
                             alu(ops[k], dt, {x})));
     stmts.push_back(end_range(r));
-    auto res = run("transcendental", flat(stmts), {{dt, std::vector<Num>(xs.size() * 3)}, {dt, xs}})[0];
+    auto res = run("transcendental", flat(stmts), {{dt, std::vector<Num>(xs.size() * 3)}, {dt, xs}}, {}, "", device)[0];
     double tol = dt.scalar == Scalar::Float64 ? 1e-15 : dt.scalar == Scalar::Float32 ? 1e-6 : 1e-2;
     for (int k = 0; k < 3; k++)
       for (size_t i = 0; i < xs.size(); i++) {
@@ -588,12 +603,14 @@ TEST(RenderMatchesExecAlu, TranscendentalsAreClose) {
         if (std::isnan(want) || std::isinf(want)) EXPECT_TRUE(same(Num{0, got}, Num{0, want}, dt)) << op_name(ops[k]);
         else
           EXPECT_NEAR(got, want, tol * std::max(1.0, std::fabs(want)))
-              << dt.repr() << " " << op_name(ops[k]) << " " << xs[i].f;
+              << device << " " << dt.repr() << " " << op_name(ops[k]) << " " << xs[i].f;
       }
   }
 }
 
 TEST(RenderMatchesExecAlu, BitcastsAndThreefry) {
+  for (const std::string& device : cpu_devices()) {
+  SCOPED_TRACE(device);
   auto f = global(0, dtypes::float32), i = global(1, dtypes::int32), h = global(2, dtypes::float16);
   auto s = global(3, dtypes::int16), u = global(4, dtypes::uint64), c0 = UOp::const_int(0), c1 = UOp::const_int(1);
   auto uops = flat({f, i, h, s, u,
@@ -606,10 +623,11 @@ TEST(RenderMatchesExecAlu, BitcastsAndThreefry) {
   Num ux{int64_t(0x0123456789abcdefULL), 0}, ukey{int64_t(0xfedcba9876543210ULL), 0};
   auto res = run("bitcasts", uops, {{dtypes::float32, {fv, Num{}}}, {dtypes::int32, {Num{}, iv}},
                                     {dtypes::float16, {hv, Num{}}}, {dtypes::int16, {Num{}, sv}},
-                                    {dtypes::uint64, {ux, ukey}}});
+                                    {dtypes::uint64, {ux, ukey}}}, {}, "", device);
   EXPECT_EQ(res[1][0].i, bitcast_num(fv, dtypes::float32, dtypes::int32).i);
   EXPECT_EQ(res[0][1].f, bitcast_num(iv, dtypes::int32, dtypes::float32).f);
   EXPECT_EQ(res[3][0].i, bitcast_num(hv, dtypes::float16, dtypes::int16).i);
   EXPECT_EQ(res[2][1].f, -1.0);
   EXPECT_EQ(res[4][0].i, exec_alu(Ops::THREEFRY, dtypes::uint64, dtypes::uint64, {ux, ukey}).i);
+  }
 }
