@@ -26,7 +26,6 @@ std::string unavailable_reason();
 #if defined(TG_HAVE_LLVM)
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Core.h>
-#include <llvm-c/Support.h>
 #include <llvm-c/Error.h>
 #include <llvm-c/IRReader.h>
 #include <llvm-c/LLJIT.h>
@@ -78,7 +77,6 @@ std::string unavailable_reason();
   X(LLVMPassBuilderOptionsSetLoopVectorization)           \
   X(LLVMPassBuilderOptionsSetSLPVectorization)            \
   X(LLVMDisposePassBuilderOptions)                        \
-  X(LLVMParseCommandLineOptions)                          \
   X(LLVMRunPasses)                                        \
   /* errors */                                            \
   X(LLVMGetErrorMessage)                                  \

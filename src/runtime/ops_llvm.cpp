@@ -58,12 +58,6 @@ void find_host(Host& h) {
     h.target = nullptr;
     return;
   }
-  // No loop strength reduction in the code generator: on the large unrolled kernels of a conv's gradient it took a
-  // third of the machine-code time (30% of llc's 150 ms on a 190 KB kernel) and made the code larger (24 KB of text
-  // against 15 KB), while bench/cpu and the beautiful_mnist step ran as fast without it. (An option of libLLVM for
-  // the whole process: PoCL, where it runs in the same process, also compiles without it.)
-  const char* argv[] = {"tinygrad.cpp", "-disable-lsr"};
-  a.LLVMParseCommandLineOptions(2, argv, nullptr);
   h.cpu = llvm::take_message(a.LLVMGetHostCPUName());
   h.features = llvm::take_message(a.LLVMGetHostCPUFeatures());
 }
@@ -189,25 +183,19 @@ void set_target(const Api& a, LLVMModuleRef mod, LLVMTargetMachineRef tm, const 
 // gvn, instcombine), hoisting (licm), and the vectorizers for loops codegen left scalar. Measured on the 21 kernels
 // of bench/compile_time (a small training step): optimizing took 8.3 ms a kernel with default<O2>, 2.7 ms with
 // these, and the kernels of bench/cpu ran as fast (sgemm 236-245 GFLOPS either way, conv2d 193-214, softmax and sum
-// within the box's noise).
+// within the box's noise). Cheaper still, and not taken: the SLP vectorizer is most of the optimizer's time on the
+// big unrolled kernels of a conv's gradient (87% of 110 ms on one), and loop strength reduction 30% of the code
+// generator's; skipping SLP past 40 KB of IR and LSR (-disable-lsr) took beautiful_mnist's first step with a cold
+// cache from 3.85 s to 2.17 s, but its steady step from 300 to 337 ms (CPU device: 283).
 constexpr const char* kPasses =
     "always-inline,function(sroa,early-cse<memssa>,instcombine,simplifycfg,loop-mssa(licm),gvn,instcombine,"
     "loop-simplify,lcssa,loop-rotate,loop-vectorize,slp-vectorizer,instcombine,simplifycfg)";
-// The SLP vectorizer scans whole basic blocks: on the big unrolled kernels of a conv's gradient (90-190 KB of IR) it
-// was 87% of the optimizer's time (100 ms of one kernel) and bought no speed, so kernels past 40 KB of IR skip it.
-// beautiful_mnist's first step with a cold cache: 2.95 s with SLP everywhere, 2.11 s with this; its steady step
-// 292-295 ms either way (without SLP anywhere: 1.98 s cold, but 349 ms a step and sgemm 240 -> 204 GFLOPS).
-constexpr size_t kSlpMaxSource = 40000;
-constexpr const char* kPassesNoSlp =
-    "always-inline,function(sroa,early-cse<memssa>,instcombine,simplifycfg,loop-mssa(licm),gvn,instcombine,"
-    "loop-simplify,lcssa,loop-rotate,loop-vectorize,instcombine,simplifycfg)";
-
-void optimize(const Api& a, LLVMModuleRef mod, LLVMTargetMachineRef tm, size_t src_size) {  // (src_size: of the IR text)
+void optimize(const Api& a, LLVMModuleRef mod, LLVMTargetMachineRef tm) {
   LLVMPassBuilderOptionsRef opts = a.LLVMCreatePassBuilderOptions();
   Defer dispose{[&] { a.LLVMDisposePassBuilderOptions(opts); }};
   a.LLVMPassBuilderOptionsSetLoopVectorization(opts, 1);
   a.LLVMPassBuilderOptionsSetSLPVectorization(opts, 1);
-  if (LLVMErrorRef err = a.LLVMRunPasses(mod, src_size < kSlpMaxSource ? kPasses : kPassesNoSlp, tm, opts))
+  if (LLVMErrorRef err = a.LLVMRunPasses(mod, kPasses, tm, opts))
     throw Error("LLVM: optimizing a kernel failed: " + llvm::take_error(err));
 }
 
@@ -238,14 +226,14 @@ class LLVMCompiler : public Compiler {
     LLVMTargetMachineRef tm = make_target_machine(a, h);
     Defer drop_tm{[&] { a.LLVMDisposeTargetMachine(tm); }};
     set_target(a, mod, tm, h);
-    optimize(a, mod, tm, src.size());
+    optimize(a, mod, tm);
     return emit_object(a, mod, tm);
   }
 
   // A cached object from another LLVM or another CPU (its features are -march=native's) must not be reused.
   std::string cache_key() const override {
     const Host& h = host();
-    return "LLVM|" + std::to_string(TG_LLVM_MAJOR) + "|" + h.triple + "|" + h.cpu + "|" + h.features + "|" + kPasses + "|slp<" + std::to_string(kSlpMaxSource) + "|no-lsr";
+    return "LLVM|" + std::to_string(TG_LLVM_MAJOR) + "|" + h.triple + "|" + h.cpu + "|" + h.features + "|" + kPasses;
   }
 };
 
