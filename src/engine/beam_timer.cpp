@@ -43,13 +43,6 @@ void fill_host(std::vector<uint8_t>& host, DType dt, int64_t elements, uint32_t 
   }
 }
 
-// TG_JOBS (the build's and tests' parallelism knob) if set, else the machine's hardware threads.
-int compile_jobs() {
-  const long jobs = getenv_int("TG_JOBS", 0);
-  if (jobs > 0) return int(std::min<long>(jobs, 64));
-  return std::max(1, int(std::thread::hardware_concurrency()));
-}
-
 }  // namespace
 
 ProgramSpec reduced_grid(const ProgramSpec& spec, double& scale) {

@@ -1,8 +1,11 @@
 // The method cache: kernel AST -> optimized, linearized, rendered, compiled program, once per device.
+#include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <map>
 #include <mutex>
 #include <optional>
+#include <thread>
 #include <tuple>
 
 #include "codegen/kernel.h"
@@ -12,6 +15,7 @@
 #include "engine/beam.h"
 #include "engine/method_cache.h"
 #include "engine/realize.h"
+#include "helpers/env.h"
 #include "tg/context.h"
 #include "uop/pass_log.h"
 
@@ -83,8 +87,11 @@ ProgramSpec program_spec(const Kernel& k, const std::string& name, const std::st
   return spec;
 }
 
-std::unique_ptr<CompiledRunner> compile_runner(const std::string& device, const UOpPtr& ast,
-                                               const std::vector<Opt>* opts) {
+namespace {
+
+// compile_runner's codegen half: the kernel optimized, lowered and rendered, without its program.
+std::unique_ptr<CompiledRunner> plan_runner(const std::string& device, const UOpPtr& ast,
+                                            const std::vector<Opt>* opts) {
   Device& dev = get_device(device);
   Kernel k(ast, dev.renderer());
   if (opts) k.apply_opts(*opts);
@@ -98,29 +105,109 @@ std::unique_ptr<CompiledRunner> compile_runner(const std::string& device, const 
   if (DEBUG >= 5) std::printf("%s\n", ast->repr().c_str());
   auto runner = std::make_unique<CompiledRunner>();
   runner->spec = program_spec(k, name, k.colored_name() + name.substr(k.name().size()));
-  std::string binary = dev.compiler().compile_cached(runner->spec.src);
-  runner->program = dev.load(runner->spec, binary);
   runner->device = device;
   return runner;
 }
 
+}  // namespace
+
+std::unique_ptr<CompiledRunner> compile_runner(const std::string& device, const UOpPtr& ast,
+                                               const std::vector<Opt>* opts) {
+  auto runner = plan_runner(device, ast, opts);
+  Device& dev = get_device(device);
+  runner->program = dev.load(runner->spec, dev.compiler().compile_cached(runner->spec.src));
+  return runner;
+}
+
+int compile_jobs() {
+  const long jobs = getenv_int("TG_JOBS", 0);
+  if (jobs > 0) return int(std::min<long>(jobs, 64));
+  return std::max(1, int(std::thread::hardware_concurrency()));
+}
+
+namespace {
+
+// The method cache. NOOPT, the BEAM width and ALLOW_TF32 are part of the key: the same AST compiles to different
+// programs under each (a tf32 one computes other values).
+using Key = std::tuple<std::string, const UOp*, bool, int, bool>;
+struct MethodCache {
+  std::recursive_mutex mu;
+  std::map<Key, std::pair<UOpPtr, std::unique_ptr<CompiledRunner>>> runners;
+};
+MethodCache& method_cache() {
+  static MethodCache* c = new MethodCache();  // (lives until exit: programs may be released after main)
+  return *c;
+}
+Key key_of(const std::string& device, const UOpPtr& ast, int beam) {
+  return Key{device, ast.get(), NOOPT != 0, beam, allow_tf32()};
+}
+
+}  // namespace
+
 CompiledRunner& get_runner(const std::string& device, const UOpPtr& ast) {
-  static std::recursive_mutex mu;
-  // NOOPT, the BEAM width and ALLOW_TF32 are part of the key: the same AST compiles to different programs under
-  // each (a tf32 one computes other values).
-  using Key = std::tuple<std::string, const UOp*, bool, int, bool>;
-  static std::map<Key, std::pair<UOpPtr, std::unique_ptr<CompiledRunner>>> cache;
+  MethodCache& c = method_cache();
   const int beam = NOOPT ? 0 : beam_level();
-  std::lock_guard<std::recursive_mutex> lock(mu);
-  Key key{device, ast.get(), NOOPT != 0, beam, allow_tf32()};
-  if (auto it = cache.find(key); it != cache.end()) return *it->second.second;
+  std::lock_guard<std::recursive_mutex> lock(c.mu);
+  const Key key = key_of(device, ast, beam);
+  if (auto it = c.runners.find(key); it != c.runners.end()) return *it->second.second;
   // BEAM searches under the lock: two threads never search the same kernel at once.
   std::optional<std::vector<Opt>> opts = beam_opts(device, ast, beam);
   auto runner = compile_runner(device, ast, opts ? &*opts : nullptr);
-  auto& slot = cache[key];
+  auto& slot = c.runners[key];
   slot.first = ast;
   slot.second = std::move(runner);
   return *slot.second;
+}
+
+void precompile(const std::vector<std::pair<std::string, UOpPtr>>& kernels) {
+  const int beam = NOOPT ? 0 : beam_level();
+  const int jobs = compile_jobs();
+  if (beam > 0 || jobs < 2 || kernels.size() < 2) return;
+  MethodCache& c = method_cache();
+  std::lock_guard<std::recursive_mutex> lock(c.mu);
+  std::vector<Key> keys;
+  std::vector<UOpPtr> asts;
+  std::vector<std::unique_ptr<CompiledRunner>> planned;
+  for (const auto& [device, ast] : kernels) {
+    const Key key = key_of(device, ast, beam);
+    if (c.runners.count(key) || std::find(keys.begin(), keys.end(), key) != keys.end()) continue;
+    try {
+      planned.push_back(plan_runner(device, ast, nullptr));
+    } catch (const std::exception&) {
+      continue;  // (as a failed compile: get_runner raises it in its turn)
+    }
+    keys.push_back(key);
+    asts.push_back(ast);
+  }
+  if (planned.size() < 2) return;  // (one kernel: get_runner compiles it as it comes)
+  // Source -> binary on the pool, each worker under the caller's CACHELEVEL and DEBUG (knobs are per thread).
+  std::vector<std::string> binaries(planned.size());
+  std::vector<char> failed(planned.size(), 0);
+  std::atomic<size_t> next{0};
+  const long cache_level = CACHELEVEL, debug = DEBUG;
+  auto work = [&] {
+    CACHELEVEL = cache_level;
+    DEBUG = debug;
+    for (size_t i; (i = next.fetch_add(1)) < planned.size();) {
+      try {
+        Device& dev = get_device(planned[i]->device);
+        binaries[i] = dev.compiler().compile_cached(planned[i]->spec.src);
+      } catch (const std::exception&) {
+        failed[i] = 1;  // get_runner compiles it again and raises the error where the kernel runs
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < std::min(planned.size(), size_t(jobs)); t++) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  for (size_t i = 0; i < planned.size(); i++) {
+    if (failed[i]) continue;
+    planned[i]->program = get_device(planned[i]->device).load(planned[i]->spec, binaries[i]);
+    auto& slot = c.runners[keys[i]];
+    slot.first = asts[i];
+    slot.second = std::move(planned[i]);
+  }
 }
 
 }  // namespace tg

@@ -10,6 +10,7 @@
 #include "engine/buffers.h"
 #include "engine/capture.h"
 #include "engine/memory_planner.h"
+#include "engine/method_cache.h"
 #include "engine/schedule_graph.h"
 #include "helpers/debug.h"
 #include "schedule/liveness.h"
@@ -189,6 +190,10 @@ std::vector<UOpPtr> run_realize(const std::vector<UOpPtr>& roots, const std::vec
   }
   const MemoryPlanStats planned = plan_schedule(roots, released, sched);
   record_realized(sched);
+  std::vector<std::pair<std::string, UOpPtr>> kernels;
+  for (auto& item : sched.items)
+    if (item.ast->op != Ops::COPY) kernels.emplace_back(buffer_device(item.bufs.at(0).get()), item.ast);
+  precompile(kernels);  // the kernels not compiled yet, several at once
   for (auto& item : sched.items) run_schedule_item(item);
   poison_if_asked(planned);
   return sched.roots;
