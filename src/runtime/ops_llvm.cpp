@@ -38,6 +38,8 @@ struct Defer {
   F f;
   ~Defer() { f(); }
 };
+template <typename F>
+Defer(F) -> Defer<F>;  // (clang before 17 deduces no aggregate's template arguments without it)
 
 // ---- the host ----
 
