@@ -101,6 +101,10 @@ std::string LLVMWalk::run() {
   }
   r_.assign(uops_.size(), "");
   is_acc_.assign(uops_.size(), 0);
+  uses_.assign(uops_.size(), 0);
+  user_.assign(uops_.size(), 0);
+  for (size_t i = 0; i < uops_.size(); i++)
+    for (auto& s : uops_[i]->src) uses_[pos_.at(s.get())]++, user_[pos_.at(s.get())] = i;
   block_ = "body";
   for (size_t i = 0; i < uops_.size(); i++) emit(i);
   return finish();

@@ -1,6 +1,7 @@
 // LLVMWalk's values (see llvmir_walk.h): constants, ALU ops, casts and bitcasts in LLVM IR, each defined where
 // LLVM leaves it undefined (division by 0, shifts past the width, float to int out of range) exactly as exec_alu
 // defines it, and 16-bit floats computed in float and rounded back after every op, as the C renderer does.
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
@@ -127,12 +128,45 @@ void LLVMWalk::constant(size_t i, const UOp& u) {
 
 // ---- expressions ----
 
+// Products of float32/float64 (scalars or vectors) read only by a sum of the same type.
+bool LLVMWalk::defers_mul(size_t i, const UOp& u) const {
+  if (u.op != Ops::MUL || (u.dtype.scalar != Scalar::Float32 && u.dtype.scalar != Scalar::Float64)) return false;
+  const UOp& user = *uops_[user_[i]];
+  return uses_[i] == 1 && user.op == Ops::ADD && user.dtype == u.dtype;
+}
+
+std::string LLVMWalk::fused_add(const UOp& u, const std::vector<std::string>& a) {
+  for (size_t k = 0; k < 2; k++) {
+    auto it = deferred_mul_.find(pos_.at(u.src[k].get()));
+    if (it == deferred_mul_.end()) continue;
+    const auto [x, y] = it->second;
+    deferred_mul_.erase(it);
+    std::string other = a[1 - k];
+    if (auto o = deferred_mul_.find(pos_.at(u.src[1 - k].get())); o != deferred_mul_.end()) {  // a*b + c*d
+      other = float_op(Ops::MUL, u.dtype, {o->second.first, o->second.second});
+      deferred_mul_.erase(o);
+    }
+    return intrinsic("fmuladd", u.dtype, {x, y, other});
+  }
+  return "";
+}
+
 void LLVMWalk::expression(size_t i, const UOp& u) {
   std::vector<std::string> a;
   for (size_t k = 0; k < u.src.size(); k++) a.push_back(operand(u, k));
+  if (defers_mul(i, u)) {
+    deferred_mul_[i] = {a[0], a[1]};
+    return;
+  }
   if (u.op == Ops::VECTORIZE) {
     if (u.dtype.count != int(a.size())) throw Error(where(i) + ": VECTORIZE of " + std::to_string(a.size()) + " lanes");
     const DType s = u.dtype.scalar_type();
+    if (std::all_of(u.src.begin(), u.src.end(), [&](const UOpPtr& x) { return x == u.src[0]; })) {  // a splat
+      const std::string one = def("vec", "insertelement " + type(u.dtype) + " undef, " + type(s) + " " + a[0] + ", i32 0");
+      r_[i] = def("vec", "shufflevector " + type(u.dtype) + " " + one + ", " + type(u.dtype) + " undef, <" +
+                             std::to_string(u.dtype.count) + " x i32> zeroinitializer");
+      return;
+    }
     std::string v = "undef";
     for (size_t k = 0; k < a.size(); k++)
       v = def("vec",
@@ -310,6 +344,8 @@ std::string LLVMWalk::intrinsic(const std::string& base, DType dt, const std::ve
 }
 
 std::string LLVMWalk::float_alu(const UOp& u, DType dt, const std::vector<std::string>& a) {
+  if (u.op == Ops::ADD && !deferred_mul_.empty())
+    if (std::string fused = fused_add(u, a); !fused.empty()) return fused;
   if (u.op == Ops::MULACC && dt.count == 1) {
     // exec_alu rounds a*b+c once, from double: exact product, one sum, one rounding (float64: product, then sum)
     if (dt.scalar == Scalar::Float64) {
@@ -332,10 +368,10 @@ std::string LLVMWalk::float_alu(const UOp& u, DType dt, const std::vector<std::s
   return is_16bit_float(dt) && rounds_16bit(u.op) ? round16(dt, r) : r;
 }
 
-// One float op in the register type of dt (float for 16-bit formats). a*b and +/- carry `contract`: LLVM may fuse
-// a product into the sum that uses it, as the C device's -ffp-contract=on does (its matmuls need it).
+// One float op in the register type of dt (float for 16-bit formats). No `contract`: a product fuses into the sum
+// only as llvm.fmuladd (fused_add), where C's -ffp-contract=on fuses it, so both devices round the same way.
 std::string LLVMWalk::float_op(Ops op, DType dt, const std::vector<std::string>& a) {
-  const std::string T = type(dt), fl = is_16bit_float(dt) ? " " : " contract ";
+  const std::string T = type(dt), fl = " ";
   switch (op) {
     case Ops::ADD:
       return def("alu", "fadd" + fl + T + " " + a[0] + ", " + a[1]);

@@ -28,6 +28,11 @@ class LLVMWalk {
   std::unordered_map<const UOp*, size_t> pos_;
   std::vector<std::string> r_;    // each node's operand text (an accumulator's: its alloca)
   std::vector<char> is_acc_;      // node reads an accumulator (DEFINE_ACC, ASSIGN)
+  std::vector<int> uses_;         // per node: how many sources name it
+  std::vector<size_t> user_;      // per node: its last user
+  // A float product whose one user is a sum is not emitted where it stands: the sum becomes llvm.fmuladd of its
+  // operands (rendered here, where the product stood), as C contracts `acc + a*b` within one expression.
+  std::unordered_map<size_t, std::pair<std::string, std::string>> deferred_mul_;
   std::set<const UOp*> written_;  // buffers some STORE writes
   std::map<std::string, int> counters_;
   std::string body_, allocas_;
@@ -90,6 +95,8 @@ class LLVMWalk {
   std::string int_alu(const UOp& u, DType dt, const std::vector<std::string>& a);
   std::string float_alu(const UOp& u, DType dt, const std::vector<std::string>& a);
   std::string float_op(Ops op, DType dt, const std::vector<std::string>& a);  // one op in dt's register type
+  bool defers_mul(size_t i, const UOp& u) const;  // whether the MUL at i goes into its user's llvm.fmuladd
+  std::string fused_add(const UOp& u, const std::vector<std::string>& a);  // an ADD of a deferred MUL, or ""
   std::string bool_alu(const UOp& u, const std::vector<std::string>& a);
   std::string safe_div(Ops op, DType dt, const std::string& a, const std::string& b, const UOp& rhs);
   std::string shift(Ops op, DType dt, const std::string& a, const std::string& b, const UOp& rhs);

@@ -182,16 +182,17 @@ void set_target(const Api& a, LLVMModuleRef mod, LLVMTargetMachineRef tm, const 
 
 // The passes a rendered kernel needs, not clang's whole -O2 (`default<O2>`): codegen already unrolled, upcast and
 // vectorized it, so what is left is SSA (sroa: the allocas of accumulators and loop counters), redundancy (early-cse,
-// gvn, instcombine), hoisting (licm), and the vectorizers for loops codegen left scalar. Measured on the 21 kernels
-// of bench/compile_time (a small training step): optimizing took 8.3 ms a kernel with default<O2>, 2.7 ms with
-// these, and the kernels of bench/cpu ran as fast (sgemm 236-245 GFLOPS either way, conv2d 193-214, softmax and sum
-// within the box's noise). Cheaper still, and not taken: the SLP vectorizer is most of the optimizer's time on the
-// big unrolled kernels of a conv's gradient (87% of 110 ms on one), and loop strength reduction 30% of the code
-// generator's; skipping SLP past 40 KB of IR and LSR (-disable-lsr) took beautiful_mnist's first step with a cold
-// cache from 3.85 s to 2.17 s, but its steady step from 300 to 337 ms (CPU device: 283).
+// gvn, instcombine), hoisting (licm), full unrolling of short constant loops (a conv's 5-tap window: clang -O2
+// unrolls it in the C device's kernels; O3's threshold, as our IR spells more instructions per iteration), and the
+// vectorizers for loops codegen left scalar. On the 21 kernels of bench/compile_time optimizing took 8.3 ms a kernel
+// with default<O2> and 2.7 ms with these before the unrolling (9.0 ms a kernel in all with it). The unrolling took
+// beautiful_mnist's steady step from 294-302 to 268-275 ms (CPU device 277-286: its 5x5 conv gradient had run 34%
+// slower). Not taken: skipping the SLP vectorizer past 40 KB of IR and loop strength reduction cut the cold first
+// step (kernels compiled one by one) from 3.85 to 2.17 s but slowed the steady step from 300 to 337 ms.
 constexpr const char* kPasses =
     "always-inline,function(sroa,early-cse<memssa>,instcombine,simplifycfg,loop-mssa(licm),gvn,instcombine,"
-    "loop-simplify,lcssa,loop-rotate,loop-vectorize,slp-vectorizer,instcombine,simplifycfg)";
+    "loop-simplify,lcssa,loop-rotate,loop-unroll<O3;no-partial;no-runtime>,loop-vectorize,slp-vectorizer,instcombine,"
+    "simplifycfg)";
 void optimize(const Api& a, LLVMModuleRef mod, LLVMTargetMachineRef tm) {
   LLVMPassBuilderOptionsRef opts = a.LLVMCreatePassBuilderOptions();
   Defer dispose{[&] { a.LLVMDisposePassBuilderOptions(opts); }};

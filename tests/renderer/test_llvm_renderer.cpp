@@ -83,3 +83,12 @@ TEST(LLVMRender, LaunchIndicesAreErrors) {
   EXPECT_THROW(llvm.render("k", {sp}), tg::Error);
   EXPECT_THROW(llvm.render("not an identifier", {}), tg::Error);
 }
+
+// C contracts `acc + a*b` written in one expression (-ffp-contract=on); the LLVM device the same products only:
+// llvm.fmuladd where a float product's one user is a sum, and no `contract` anywhere else.
+TEST(LLVMRender, ProductsIntoSumsAreFusedMultiplyAdds) {
+  std::string src = llvm_source(Tensor::empty({64, 64}).matmul(Tensor::empty({64, 64})), false, true);
+  EXPECT_TRUE(has(src, "call <16 x float> @llvm.fmuladd.v16f32(")) << src;
+  EXPECT_FALSE(has(src, "fmul contract")) << src;
+  EXPECT_TRUE(has(src, "shufflevector <16 x float>")) << "a broadcast is a splat, not 16 inserts: " << src;
+}
