@@ -162,7 +162,7 @@ bool is_small_int(DType d) {
 // Vectors of floats and doubles for arithmetic; of integers for loads and bit operations (unpacking a quantized
 // block's bytes: 16 bytes a load, nibbles by & and >>, converted whole); float16 loads (converted to floats as they
 // are read, see half_vector_helper).
-bool ClangRenderer::vectorizes(Ops op, DType scalar) const {
+bool ClangRenderer::cpu_vectorizes(Ops op, DType scalar) {
   if (is_small_int(scalar))
     return op == Ops::LOAD || op == Ops::STORE || op == Ops::AND || op == Ops::OR || op == Ops::XOR || op == Ops::SHR ||
            op == Ops::SHL || op == Ops::ADD || op == Ops::SUB || op == Ops::MUL ||  // (lanes wrap)
@@ -179,7 +179,7 @@ bool ClangRenderer::vectorizes(Ops op, DType scalar) const {
 
 // Integers to float32 (exact up to 2^24, rounded as the scalar conversion beyond), and float16 vectors, which are
 // float vectors in registers already.
-bool ClangRenderer::vectorizes_cast(DType from, DType to) const {
+bool ClangRenderer::cpu_vectorizes_cast(DType from, DType to) {
   return to == dtypes::float32 && (is_small_int(from) || from == dtypes::float16);
 }
 

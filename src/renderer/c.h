@@ -24,8 +24,11 @@ class ClangRenderer : public CStyleRenderer {
   ClangRenderer() = default;
   std::string device() const override { return "CPU"; }
   bool supports(Ops op) const override { return op != Ops::WMMA && CStyleRenderer::supports(op); }
-  bool vectorizes(Ops op, DType scalar) const override;
-  bool vectorizes_cast(DType from, DType to) const override;
+  bool vectorizes(Ops op, DType scalar) const override { return cpu_vectorizes(op, scalar); }
+  bool vectorizes_cast(DType from, DType to) const override { return cpu_vectorizes_cast(from, to); }
+  // The CPU's vector choices, shared with the LLVM renderer (renderer/llvmir.h) so both get the same kernels.
+  static bool cpu_vectorizes(Ops op, DType scalar);
+  static bool cpu_vectorizes_cast(DType from, DType to);
   bool prefetches() const override { return true; }
   int threads() const override { return cpu_threads(); }
   // THREADS (env or tg::Context) if set, else the host's hardware threads. THREADS=1 turns threading off.

@@ -10,12 +10,6 @@
 namespace tg {
 namespace {
 
-bool is_identifier(const std::string& s) {
-  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
-  return std::all_of(s.begin(), s.end(),
-                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
-}
-
 // Nodes that are pure expressions (printed inline or as a named value).
 bool is_expr(Ops op) {
   return is_alu(op) || op == Ops::CAST || op == Ops::BITCAST || op == Ops::VECTORIZE || op == Ops::GEP;

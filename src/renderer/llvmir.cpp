@@ -2,28 +2,11 @@
 // themselves are in llvmir_ops.cpp.
 #include "renderer/llvmir.h"
 
-#include <algorithm>
-#include <cctype>
-
 #include "renderer/c.h"
 #include "renderer/llvmir_walk.h"
 #include "tg/error.h"
 
 namespace tg {
-namespace {
-
-bool is_identifier(const std::string& s) {
-  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
-  return std::all_of(s.begin(), s.end(),
-                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
-}
-
-bool is_small_int(DType d) {
-  return d == dtypes::int8 || d == dtypes::uint8 || d == dtypes::int16 || d == dtypes::uint16 || d == dtypes::int32 ||
-         d == dtypes::uint32;
-}
-
-}  // namespace
 
 // ---- LLVMRenderer ----
 
@@ -37,35 +20,9 @@ bool LLVMRenderer::supports(Ops op) const {
   return is_alu(op) || op == Ops::CAST || op == Ops::BITCAST;
 }
 
-// The C device's vector choices (renderer/c.cpp), so codegen gives both the same kernels: floats and doubles for
-// arithmetic, small integers for loads and bit operations, float16 loads (widened as they are read).
-bool LLVMRenderer::vectorizes(Ops op, DType scalar) const {
-  if (is_small_int(scalar))
-    return op == Ops::LOAD || op == Ops::STORE || op == Ops::AND || op == Ops::OR || op == Ops::XOR || op == Ops::SHR ||
-           op == Ops::SHL || op == Ops::ADD || op == Ops::SUB || op == Ops::MUL ||
-           (op == Ops::DOT4 && scalar == dtypes::int32);
-  if (scalar == dtypes::float16) return op == Ops::LOAD;
-  if (scalar != dtypes::float32 && scalar != dtypes::float64) return false;
-  switch (op) {
-    case Ops::LOAD:
-    case Ops::STORE:
-    case Ops::DEFINE_ACC:
-    case Ops::ADD:
-    case Ops::SUB:
-    case Ops::MUL:
-    case Ops::FDIV:
-    case Ops::NEG:
-    case Ops::MAX:
-    case Ops::EXP2:
-      return true;
-    default:
-      return false;
-  }
-}
-
-bool LLVMRenderer::vectorizes_cast(DType from, DType to) const {
-  return to == dtypes::float32 && (is_small_int(from) || from == dtypes::float16);
-}
+// The C device's vector choices (renderer/c.cpp), so codegen gives both the same kernels.
+bool LLVMRenderer::vectorizes(Ops op, DType scalar) const { return ClangRenderer::cpu_vectorizes(op, scalar); }
+bool LLVMRenderer::vectorizes_cast(DType from, DType to) const { return ClangRenderer::cpu_vectorizes_cast(from, to); }
 
 int LLVMRenderer::threads() const { return ClangRenderer::cpu_threads(); }
 

@@ -1,5 +1,8 @@
-// Shared-memory layout of a kernel's DEFINE_LOCALs (renderer.h).
+// Shared-memory layout of a kernel's DEFINE_LOCALs, and the names every backend accepts (renderer.h).
 #include "renderer/renderer.h"
+
+#include <algorithm>
+#include <cctype>
 
 namespace tg {
 
@@ -17,6 +20,11 @@ int64_t shared_bytes(const std::vector<UOpPtr>& uops) {
       end = shared_offset(end, bytes) + bytes;
     }
   return end;
+}
+
+bool is_identifier(const std::string& s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
 }
 
 }  // namespace tg

@@ -14,6 +14,9 @@ namespace tg {
 int64_t shared_offset(int64_t end_of_previous, int64_t bytes);  // the offset of the next local of `bytes`
 int64_t shared_bytes(const std::vector<UOpPtr>& uops);
 
+// Whether s can name a kernel, buffer or variable in every backend's source: letters, digits and '_', no digit first.
+bool is_identifier(const std::string& s);
+
 class Renderer {
  public:
   virtual ~Renderer() = default;

@@ -17,8 +17,6 @@
 #include <fstream>
 #include <iterator>
 #include <mutex>
-#include <regex>
-#include <set>
 #include <sstream>
 
 #include "helpers/env.h"
@@ -26,6 +24,7 @@
 #include "runtime/cpu_launch.h"
 #include "runtime/devices.h"
 #include "runtime/lru_allocator.h"
+#include "runtime/source_lines.h"
 #include "tg/error.h"
 
 extern char** environ;
@@ -111,20 +110,8 @@ struct TempDir {
 // The compiler's message, plus the source lines it complains about (numbered), so the error is readable
 // without digging up the generated file.
 std::string explain_failure(const std::string& cmd, int rc, const std::string& log, const std::string& src) {
-  std::vector<std::string> lines;
-  std::istringstream in(src);
-  for (std::string l; std::getline(in, l);) lines.push_back(l);
-  std::string msg = "CPU compile failed (" + cmd + (rc < 0 ? " could not be started" : " exited " +
-                    std::to_string(rc)) + "):\n" + log;
-  std::set<int> shown;
-  static const std::regex where(R"(kernel\.c:(\d+):)");
-  for (auto it = std::sregex_iterator(log.begin(), log.end(), where); it != std::sregex_iterator(); ++it) {
-    int n = std::stoi((*it)[1]);
-    if (n >= 1 && n <= int(lines.size()) && shown.insert(n).second && shown.size() <= 10)
-      msg += "\n  " + std::to_string(n) + " | " + lines[n - 1];
-  }
-  if (shown.empty() && lines.size() <= 40) msg += "\nsource:\n" + src;
-  return msg;
+  return "CPU compile failed (" + cmd + (rc < 0 ? " could not be started" : " exited " + std::to_string(rc)) +
+         "):\n" + log + quote_source_lines(log, src, "kernel.c");
 }
 
 // Removes tg_cc_<pid>_* folders in the temp directory whose process is gone (killed during a compile).

@@ -5,9 +5,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <regex>
-#include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -22,6 +19,7 @@
 
 #include "renderer/llvmir.h"
 #include "runtime/llvm_support.h"
+#include "runtime/source_lines.h"
 #include "runtime/lru_allocator.h"
 #endif
 
@@ -83,19 +81,7 @@ const Host& host() {
 // LLVM's message, plus the source lines it points at (numbered), or the whole source when short and none is named:
 // as the CPU device's explain_failure.
 std::string explain(const std::string& what, const std::string& msg, const std::string& src) {
-  std::vector<std::string> lines;
-  std::istringstream in(src);
-  for (std::string l; std::getline(in, l);) lines.push_back(l);
-  std::string out = "LLVM: " + what + " failed:\n" + msg;
-  std::set<int> shown;
-  static const std::regex where(R"(kernel\.ll:(\d+):)");
-  for (auto it = std::sregex_iterator(msg.begin(), msg.end(), where); it != std::sregex_iterator(); ++it) {
-    int n = std::stoi((*it)[1]);
-    if (n >= 1 && n <= int(lines.size()) && shown.insert(n).second && shown.size() <= 10)
-      out += "\n  " + std::to_string(n) + " | " + lines[n - 1];
-  }
-  if (shown.empty() && lines.size() <= 40) out += "\nsource:\n" + src;
-  return out;
+  return "LLVM: " + what + " failed:\n" + msg + quote_source_lines(msg, src, "kernel.ll");
 }
 
 std::string name_of(const Api& a, LLVMValueRef v) {
