@@ -159,27 +159,28 @@ CompiledRunner& get_runner(const std::string& device, const UOpPtr& ast) {
   return *slot.second;
 }
 
-void precompile(const std::vector<std::pair<std::string, UOpPtr>>& kernels) {
-  const int beam = NOOPT ? 0 : beam_level();
-  const int jobs = compile_jobs();
-  if (beam > 0 || jobs < 2 || kernels.size() < 2) return;
+std::vector<CompiledRunner*> find_runners(const std::vector<std::pair<std::string, UOpPtr>>& kernels) {
   MethodCache& c = method_cache();
-  std::lock_guard<std::recursive_mutex> lock(c.mu);
-  std::vector<Key> keys;
-  std::vector<UOpPtr> asts;
-  std::vector<std::unique_ptr<CompiledRunner>> planned;
-  for (const auto& [device, ast] : kernels) {
-    const Key key = key_of(device, ast, beam);
-    if (c.runners.count(key) || std::find(keys.begin(), keys.end(), key) != keys.end()) continue;
-    try {
-      planned.push_back(plan_runner(device, ast, nullptr));
-    } catch (const std::exception&) {
-      continue;  // (as a failed compile: get_runner raises it in its turn)
-    }
-    keys.push_back(key);
-    asts.push_back(ast);
+  const int beam = NOOPT ? 0 : beam_level();
+  std::vector<CompiledRunner*> found(kernels.size(), nullptr);
+  std::lock_guard<std::recursive_mutex> lock(c.mu);  // (one lock for the whole schedule, not one per kernel)
+  std::vector<size_t> missing;  // the first item of each kernel not compiled yet
+  for (size_t i = 0; i < kernels.size(); i++) {
+    if (!kernels[i].second) continue;  // (not a kernel: a copy)
+    if (auto it = c.runners.find(key_of(kernels[i].first, kernels[i].second, beam)); it != c.runners.end())
+      found[i] = it->second.second.get();
+    else if (std::none_of(missing.begin(), missing.end(), [&](size_t m) { return kernels[m] == kernels[i]; }))
+      missing.push_back(i);
   }
-  if (planned.size() < 2) return;  // (one kernel: get_runner compiles it as it comes)
+  const int jobs = compile_jobs();
+  if (beam > 0 || jobs < 2 || missing.size() < 2) return found;  // (get_runner compiles them as they come)
+  std::vector<std::unique_ptr<CompiledRunner>> planned(missing.size());
+  for (size_t m = 0; m < missing.size(); m++) {
+    try {
+      planned[m] = plan_runner(kernels[missing[m]].first, kernels[missing[m]].second, nullptr);
+    } catch (const std::exception&) {  // (as a failed compile below)
+    }
+  }
   // Source -> binary on the pool, each worker under the caller's CACHELEVEL and DEBUG (knobs are per thread).
   std::vector<std::string> binaries(planned.size());
   std::vector<char> failed(planned.size(), 0);
@@ -188,12 +189,12 @@ void precompile(const std::vector<std::pair<std::string, UOpPtr>>& kernels) {
   auto work = [&] {
     CACHELEVEL = cache_level;
     DEBUG = debug;
-    for (size_t i; (i = next.fetch_add(1)) < planned.size();) {
+    for (size_t m; (m = next.fetch_add(1)) < planned.size();) {
+      if (!planned[m]) continue;
       try {
-        Device& dev = get_device(planned[i]->device);
-        binaries[i] = dev.compiler().compile_cached(planned[i]->spec.src);
+        binaries[m] = get_device(planned[m]->device).compiler().compile_cached(planned[m]->spec.src);
       } catch (const std::exception&) {
-        failed[i] = 1;  // get_runner compiles it again and raises the error where the kernel runs
+        failed[m] = 1;  // get_runner compiles it again and raises the error where the kernel runs
       }
     }
   };
@@ -201,13 +202,17 @@ void precompile(const std::vector<std::pair<std::string, UOpPtr>>& kernels) {
   for (size_t t = 1; t < std::min(planned.size(), size_t(jobs)); t++) pool.emplace_back(work);
   work();
   for (auto& t : pool) t.join();
-  for (size_t i = 0; i < planned.size(); i++) {
-    if (failed[i]) continue;
-    planned[i]->program = get_device(planned[i]->device).load(planned[i]->spec, binaries[i]);
-    auto& slot = c.runners[keys[i]];
-    slot.first = asts[i];
-    slot.second = std::move(planned[i]);
+  for (size_t m = 0; m < planned.size(); m++) {
+    if (!planned[m] || failed[m]) continue;
+    const auto& [device, ast] = kernels[missing[m]];
+    planned[m]->program = get_device(device).load(planned[m]->spec, binaries[m]);
+    auto& slot = c.runners[key_of(device, ast, beam)];
+    slot.first = ast;
+    slot.second = std::move(planned[m]);
+    for (size_t i = 0; i < kernels.size(); i++)
+      if (kernels[i] == kernels[missing[m]]) found[i] = slot.second.get();
   }
+  return found;
 }
 
 }  // namespace tg

@@ -20,13 +20,14 @@ ProgramSpec program_spec(const Kernel& k, const std::string& name, const std::st
 std::unique_ptr<CompiledRunner> compile_runner(const std::string& device, const UOpPtr& ast,
                                                const std::vector<Opt>* opts = nullptr);
 
-// Compiles, several at once, the kernels among `kernels` (device, AST) that the method cache lacks, so the
-// get_runner calls of a schedule's run find them ready: a cold start compiles a schedule's kernels on
-// compile_jobs() threads instead of one by one. Codegen and rendering stay on the calling thread (they read its
-// knobs, and DEBUG prints in order); only source -> binary runs on the pool. Under BEAM it does nothing (each
-// kernel's search times candidates on the device, one kernel at a time). A kernel that fails to compile is left
-// to get_runner, which raises the error where the kernel runs.
-void precompile(const std::vector<std::pair<std::string, UOpPtr>>& kernels);
+// The method cache's runner for each (device, AST) of a schedule, under one lock: nullptr where there is none yet
+// (and for entries without an AST).
+// The kernels missing are compiled several at once first (a cold start compiles a schedule's kernels on
+// compile_jobs() threads instead of one by one): codegen and rendering on the calling thread (they read its knobs,
+// and DEBUG prints in order), only source -> binary on the pool. They stay nullptr under BEAM (each kernel's search
+// times candidates on the device, one kernel at a time), alone, or when they fail: get_runner compiles them in their
+// turn and raises the error there.
+std::vector<CompiledRunner*> find_runners(const std::vector<std::pair<std::string, UOpPtr>>& kernels);
 
 // Threads that compile at once: TG_JOBS (the build's and tests' parallelism knob) if set, else the machine's
 // hardware threads.

@@ -120,11 +120,11 @@ std::vector<int64_t> var_values(const ProgramSpec& spec, const std::vector<VarVa
   return out;
 }
 
-void run_schedule_item(const ScheduleItem& item) {
+void run_schedule_item(const ScheduleItem& item, CompiledRunner* runner) {
   if (ScheduleCapture* c = ScheduleCapture::active()) c->items.push_back(item);  // TinyJit is recording
   if (item.ast->op == Ops::COPY) return run_copy(item);
   const std::string device = buffer_device(item.bufs.at(0).get());
-  CompiledRunner& r = get_runner(device, item.ast);
+  CompiledRunner& r = runner ? *runner : get_runner(device, item.ast);
   std::vector<void*> ptrs;
   int64_t mem = 0;
   for (auto& u : item.bufs) {  // bind the item's BUFFER nodes to memory
@@ -190,11 +190,12 @@ std::vector<UOpPtr> run_realize(const std::vector<UOpPtr>& roots, const std::vec
   }
   const MemoryPlanStats planned = plan_schedule(roots, released, sched);
   record_realized(sched);
-  std::vector<std::pair<std::string, UOpPtr>> kernels;
-  for (auto& item : sched.items)
-    if (item.ast->op != Ops::COPY) kernels.emplace_back(buffer_device(item.bufs.at(0).get()), item.ast);
-  precompile(kernels);  // the kernels not compiled yet, several at once
-  for (auto& item : sched.items) run_schedule_item(item);
+  std::vector<std::pair<std::string, UOpPtr>> kernels(sched.items.size());  // (a COPY's stays empty)
+  for (size_t i = 0; i < sched.items.size(); i++)
+    if (sched.items[i].ast->op != Ops::COPY)
+      kernels[i] = {buffer_device(sched.items[i].bufs.at(0).get()), sched.items[i].ast};
+  const std::vector<CompiledRunner*> runners = find_runners(kernels);  // (the new ones compiled several at once)
+  for (size_t i = 0; i < sched.items.size(); i++) run_schedule_item(sched.items[i], runners[i]);
   poison_if_asked(planned);
   return sched.roots;
 }

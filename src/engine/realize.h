@@ -28,8 +28,9 @@ bool timing_each_item();
 // The values of a kernel's variables (spec.vars, in parameter order) from an item's bindings; a variable without
 // a value or outside its range is a tg::Error.
 std::vector<int64_t> var_values(const ProgramSpec& spec, const std::vector<VarValue>& vars);
-// Run one ScheduleItem (a kernel or a copy), with DEBUG=2 output and GlobalCounters.
-void run_schedule_item(const ScheduleItem& item);
+// Run one ScheduleItem (a kernel or a copy), with DEBUG=2 output and GlobalCounters; `runner`, when given, is the
+// kernel's (from find_runners), else the method cache is asked.
+void run_schedule_item(const ScheduleItem& item, CompiledRunner* runner = nullptr);
 // Realize the graphs of `roots`; returns what each root becomes (a view of its buffer). released[i]: how many more
 // references to roots[i] the caller drops once this returns (the tensors it swaps to the results); given, the
 // intermediates no one can reach afterwards share memory (NO_MEMORY_PLANNER=1: not).
