@@ -138,7 +138,21 @@ class Tensor {
     return tolist<T>().at(0);
   }
   Tensor contiguous() const;
+  // To another device. A device set "(CUDA, CUDA:1)" replicates the tensor on each (shard with no axis); a sharded
+  // tensor to one device gathers its parts there, to another set is gathered and sharded again along its axis.
   Tensor to(const std::string& device) const;
+
+  // ---- several devices (src/tensor/shard.cpp, lowered per device by schedule/multi.h) ----
+  // Splits the tensor along `axis` into equal parts, part i on devices[i] (the size must be a multiple of the count),
+  // or with no axis puts a whole copy on each. The result's device() is the set, "(CPU, CPU:1)"; every op on it
+  // runs on each device, a reduce over the sharded axis all-reduces, and ops between sharded tensors need the same
+  // device set. tolist/item gather to the first device.
+  Tensor shard(const std::vector<std::string>& devices, std::optional<int64_t> axis = std::nullopt) const;
+  Tensor& shard_(const std::vector<std::string>& devices, std::optional<int64_t> axis = std::nullopt);  // in place
+  // The devices it lives on: {"CPU"}, or a sharded tensor's set in order.
+  std::vector<std::string> devices() const;
+  // The sharded axis: none for a tensor on one device or replicated over several.
+  std::optional<int64_t> shard_axis() const;
 
   // ---- memory shared with other libraries ----
   // Realizes this tensor and returns its memory. Zero-copy when the result is a strided view of one buffer

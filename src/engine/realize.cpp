@@ -14,6 +14,7 @@
 #include "engine/schedule_graph.h"
 #include "helpers/debug.h"
 #include "schedule/liveness.h"
+#include "schedule/multi.h"
 #include "schedule/realized.h"
 #include "tg/context.h"
 #include "tg/counters.h"
@@ -182,6 +183,11 @@ MemoryPlanStats plan_schedule(const std::vector<UOpPtr>& roots, const std::vecto
 }  // namespace
 
 std::vector<UOpPtr> run_realize(const std::vector<UOpPtr>& roots, const std::vector<int>& released) {
+  // Values spread over several devices: their graphs, one per device, are realized together (schedule/multi.h).
+  if (std::any_of(roots.begin(), roots.end(), [](const UOpPtr& r) { return r->has_multi; })) {
+    const MultiLowered lowered = lower_multi(roots);
+    return lowered.rebuild(run_realize(lowered.flat));
+  }
   auto t0 = std::chrono::steady_clock::now();
   Schedule sched = create_schedule(roots);
   if (DEBUG >= 1 && !sched.items.empty()) {

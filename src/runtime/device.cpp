@@ -12,6 +12,7 @@
 #include "runtime/nvrtc.h"
 #include "tg/context.h"
 #include "tg/error.h"
+#include "uop/device_set.h"
 
 namespace tg {
 namespace {
@@ -26,7 +27,7 @@ struct KnownDevice {
 };
 // Order matters for the error message, and the first device of a DLPack type is the one device_for_memory picks.
 constexpr int kPrivate = 0, kDLCPU = 1, kDLCUDA = 2;
-const KnownDevice kKnown[] = {{"CPU", [](int) { return make_cpu_device(); }, nullptr, kDLCPU},
+const KnownDevice kKnown[] = {{"CPU", make_cpu_device, [](std::string*) { return kCpuInstances; }, kDLCPU},
                               {"LLVM", make_llvm_device, llvm_device_count, kDLCPU},
                               {"CUDA", make_cuda_device, cuda_device_count, kDLCUDA},
                               // Private: its buffers are cl_mem handles, not addresses, so neither the memory
@@ -72,7 +73,21 @@ Registry& registry() {
 
 }  // namespace
 
+// "(cpu:0, CUDA:1)" -> "(CPU, CUDA:1)": each member canonical, at least one, none twice.
+std::string canonical_device_set(const std::string& name) {
+  std::vector<std::string> members = device_set_members(name);
+  for (std::string& m : members) {
+    if (m.empty() || is_device_set(m)) throw Error("device set '" + name + "': expected (DEV, DEV, ...) of device names");
+    m = canonical_device(m);
+  }
+  for (size_t i = 0; i < members.size(); i++)
+    for (size_t j = 0; j < i; j++)
+      if (members[i] == members[j]) throw Error("device set '" + name + "' names " + members[i] + " twice");
+  return device_set_name(members);
+}
+
 std::string canonical_device(const std::string& name) {
+  if (is_device_set(name)) return canonical_device_set(name);
   std::string up;
   for (char c : name) up += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   std::string base = up.substr(0, up.find(':'));
@@ -93,6 +108,8 @@ std::string canonical_device(const std::string& name) {
 
 Device& get_device(const std::string& name) {
   std::string canon = canonical_device(name);
+  if (is_device_set(canon))
+    throw Error("device " + canon + " is a set of devices (a sharded tensor's): it has no one memory or compiler");
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
   auto it = r.open.find(canon);
@@ -107,6 +124,7 @@ Device& get_device(const std::string& name) {
 
 std::optional<SharedMemory> shared_memory_of(const std::string& device) {
   const std::string canon = canonical_device(device);
+  if (is_device_set(canon)) return std::nullopt;  // one value in several memories
   auto [base, index] = split_index(canon, device);
   const KnownDevice* known = find_known(base);
   if (known->dlpack_type == kPrivate) return std::nullopt;

@@ -8,7 +8,10 @@
 
 namespace tg {
 
-std::unique_ptr<Device> make_cpu_device();     // ops_cpu.cpp: C source -> clang/gcc -> dlopen
+// ops_cpu.cpp: C source -> clang/gcc -> dlopen. CPU:n (n < kCpuInstances) are devices of their own over the same
+// memory and compiler, so sharded programs (Tensor::shard) run and are tested without a GPU.
+std::unique_ptr<Device> make_cpu_device(int index);
+constexpr int kCpuInstances = 64;
 std::unique_ptr<Device> make_null_device();    // ops_null.cpp: compiles nothing, runs nothing
 std::unique_ptr<Device> make_host_device();    // ops_host.cpp: plain host memory, no kernels
 std::unique_ptr<Device> make_interp_device();  // ops_interp.cpp: executes linearized UOps directly

@@ -50,6 +50,18 @@ class MallocAllocator : public Allocator {
   void copyout(void* dst, const void* src, size_t bytes) override { std::memcpy(dst, src, bytes); }
 };
 
+// A CPU device's memory: another CPU device's buffers are in the same address space, so a copy between them is
+// one memcpy (tinygrad's CPU devices share memory the same way).
+class CpuAllocator : public MallocAllocator {
+ public:
+  bool transfer(void* dst, const void* src, size_t bytes, Device& src_dev) override {
+    const std::string& from = src_dev.name();
+    if (from != "CPU" && from.rfind("CPU:", 0) != 0) return false;
+    std::memcpy(dst, src, bytes);
+    return true;
+  }
+};
+
 // ---- compiling ----
 
 std::vector<std::string> split_words(const std::string& s) {
@@ -348,9 +360,9 @@ class CPUProgram : public Program {
 
 class CPUDevice : public Device {
  public:
-  CPUDevice() {
-    name_ = "CPU";
-    allocator_ = std::make_unique<LRUAllocator>(std::make_unique<MallocAllocator>());
+  explicit CPUDevice(int index) {
+    name_ = index == 0 ? "CPU" : "CPU:" + std::to_string(index);
+    allocator_ = std::make_unique<LRUAllocator>(std::make_unique<CpuAllocator>());
     compiler_ = std::make_unique<ClangCompiler>("");
     renderer_ = std::make_unique<ClangRenderer>();
   }
@@ -363,6 +375,6 @@ class CPUDevice : public Device {
 
 std::unique_ptr<Allocator> make_malloc_allocator() { return std::make_unique<MallocAllocator>(); }
 std::unique_ptr<Compiler> make_cpu_compiler(const std::string& cc) { return std::make_unique<ClangCompiler>(cc); }
-std::unique_ptr<Device> make_cpu_device() { return std::make_unique<CPUDevice>(); }
+std::unique_ptr<Device> make_cpu_device(int index) { return std::make_unique<CPUDevice>(index); }
 
 }  // namespace tg

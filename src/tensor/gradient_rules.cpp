@@ -145,6 +145,26 @@ Grads flip_grad(const GradCtx& c) {
 }
 
 // A VIEW above a computed node is only differentiable when it is a plain reshape.
+Grads multi_grad(const GradCtx& c) {
+  Grads out = c.none();
+  const int64_t axis = c.ret->get<int64_t>();
+  const size_t n = c.ret->src.size() - 1;
+  for (size_t i = 1; i <= (axis < 0 ? 1 : n); i++) {
+    const std::string& dev = c.devices->at(c.ret->src[i].get());
+    Tensor g = c.grad.to(dev);
+    if (axis >= 0) {
+      const Shape& part = c.src_shape(i);
+      PadArg window;
+      for (size_t d = 0; d < part.size(); d++)
+        window.push_back(int64_t(d) == axis ? std::pair<sint, sint>{part[d] * int64_t(i - 1), part[d] * int64_t(i)}
+                                            : std::pair<sint, sint>{0, part[d]});
+      g = g.shrink(window);
+    }
+    out[i] = g;
+  }
+  return out;
+}
+
 Grads view_grad(const GradCtx& c) {
   const auto& st = c.ret->get<ShapeTracker>();
   if (st.contiguous() && prod(st.shape()) == prod(c.src_shape(0))) return {c.grad.reshape(c.src_shape(0))};
@@ -214,6 +234,9 @@ const TypedMatcher<GradCtx>& pm_gradient() {
       rule(Ops::COPY, [](const GradCtx& c) -> Grads { return {std::nullopt, c.grad.to(c.src(1).device())}; }),
       rule(Ops::ASSIGN, [](const GradCtx& c) -> Grads { return {std::nullopt, c.grad}; }),
       rule(Ops::DETACH, [](const GradCtx& c) { return c.none(); }),
+      // a sharded value: each part's gradient is its window of the whole gradient, on its device; a replicated
+      // value is one value, so its gradient flows into the first replica only
+      rule(Ops::MULTI, multi_grad),
   });
   return pm;
 }

@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "engine/realize.h"
+#include "uop/device_set.h"
 #include "runtime/device.h"
 #include "engine/buffers.h"
 #include "tensor/tensor_internal.h"
@@ -113,6 +114,14 @@ Tensor Tensor::empty(const Shape& shape, TensorOptions opts) {
   DType dt = opts.dtype.value_or(dtypes::default_float());
   const int64_t n = checked_numel(shape, dt.itemsize(), "empty");
   std::string device = canonical_device(opts.device.empty() ? default_device() : opts.device);
+  if (is_device_set(device)) {  // a buffer on each device
+    std::vector<UOpPtr> src{UOp::make(Ops::DEVICE, dtypes::void_, {}, device)};
+    for (const std::string& d : device_set_members(device))
+      src.push_back(empty(shape, {.dtype = dt, .device = d}).uop());
+    Tensor t(UOp::make(Ops::MULTI, dt, std::move(src), int64_t(-1)), device);
+    t.d_->requires_grad = opts.requires_grad;
+    return t;
+  }
   auto buf = new_buffer_uop(device, n, dt);
   Tensor t(make_view(buf, ShapeTracker::from_shape({n}).reshape(shape)), device);
   t.d_->requires_grad = opts.requires_grad;
@@ -229,20 +238,13 @@ Tensor Tensor::contiguous() const {
   return Tensor(UOp::make(Ops::CONTIGUOUS, u->dtype, {u}), device());
 }
 
-Tensor Tensor::to(const std::string& device) const {
-  std::string dev = canonical_device(device);
-  if (dev == this->device()) return *this;
-  auto target = UOp::make(Ops::DEVICE, dtypes::void_, {}, dev);
-  Tensor src = contiguous();
-  return Tensor(UOp::make(Ops::COPY, dtype(), {target, src.uop()}), dev);
-}
-
 void Tensor::check_item() const {
   if (numel() != 1) throw Error("item: tensor of shape " + fmt_shape(shape()) + " has " + std::to_string(numel()) +
                                 " elements (expected exactly 1)");
 }
 
 void Tensor::copy_out(DType as, void* out, size_t bytes) const {
+  if (is_device_set(device())) return to(devices().at(0)).copy_out(as, out, bytes);  // gathered on the first
   Tensor t = cast(as).contiguous();
   t.realize();
   const UOpPtr& u = t.uop();

@@ -161,6 +161,13 @@ Shape infer_shape(Ops op, const std::vector<UOpPtr>& src, const Arg& arg) {
     }
     case Ops::CONST: case Ops::DEVICE: case Ops::SINK: return {};
     case Ops::COPY: return src.at(1)->shape;  // COPY(DEVICE target, value)
+    case Ops::MULTI: {  // MULTI(DEVICE set, shard 0, ..., shard n-1), arg the sharded axis (-1: replicated)
+      if (src.size() < 2) throw Error("MULTI: expected a device set and at least one shard");
+      Shape s = src[1]->shape;
+      int64_t axis = std::get<int64_t>(arg);
+      if (axis >= 0 && axis < int64_t(s.size())) s[size_t(axis)] = s[size_t(axis)] * int64_t(src.size() - 1);
+      return s;
+    }
     // Movement ops (tensor graph): the arg says how; PAD and SHRINK args are flattened (begin, end) pairs.
     case Ops::RESHAPE: case Ops::EXPAND: return std::get<Shape>(arg);
     case Ops::PERMUTE: {
@@ -219,6 +226,8 @@ UOpPtr UOp::make(Ops op, DType dtype, std::vector<UOpPtr> src, Arg arg) {
   node->shape = std::move(shape);
   auto [lo, hi] = compute_bounds(*node);
   node->vmin = lo, node->vmax = hi;
+  node->has_multi = op == Ops::MULTI;
+  for (const UOpPtr& s : node->src) node->has_multi = node->has_multi || s->has_multi;
   table().insert(h, node);
   return p;
 }

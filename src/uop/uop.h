@@ -64,6 +64,7 @@ struct UOp : std::enable_shared_from_this<UOp> {
   const size_t hash;
   Shape shape;
   int64_t vmin, vmax;
+  bool has_multi = false;  // a MULTI node is this one or below it (schedule/multi.h lowers those graphs)
 
   static UOpPtr make(Ops op, DType dtype, std::vector<UOpPtr> src = {}, Arg arg = {});
   ~UOp();

@@ -121,7 +121,11 @@ TEST(Device, CanonicalNames) {
   EXPECT_EQ(canonical_device("null"), "NULL");
   EXPECT_EQ(&get_device("cpu"), &get_device("CPU:0"));
   EXPECT_EQ(get_device("Cpu").name(), "CPU");
-  EXPECT_THROW(canonical_device("CPU:1"), Error);
+  EXPECT_EQ(canonical_device("cpu:1"), "CPU:1");  // several CPU devices (sharded tensors), each its own device
+  EXPECT_NE(&get_device("CPU:1"), &get_device("CPU"));
+  EXPECT_EQ(get_device("CPU:1").name(), "CPU:1");
+  EXPECT_THROW(canonical_device("CPU:64"), Error);
+  EXPECT_THROW(canonical_device("INTERP:1"), Error);
   EXPECT_EQ(get_device("interp").name(), "INTERP");  // the registry links the interpreter in
 }
 
