@@ -9,7 +9,9 @@
 //        test evaluations, 10; 0: only at the end), SEED (1337), GATHER=1 (sample the batch on the device,
 //        X_train[randint], as tinygrad does, instead of on the host), TARGET_EVAL_ACC_PCT (stop as soon as
 //        an evaluation reaches this test accuracy; exit 1 if the run ends below it), JIT=0 (run the step
-//        eagerly instead of replaying it under tg::TinyJit).
+//        eagerly instead of replaying it under tg::TinyJit), GPUS=n (data parallel over n devices of the default
+//        kind, "CUDA, CUDA:1, ..." or "CPU, CPU:1, ...": the weights replicated, each batch split, the gradients
+//        all-reduced; BS is the whole batch).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -55,13 +57,30 @@ struct HostSampler {
   }
 };
 
+// The devices of a data-parallel run (GPUS=n): n of the default device's kind; empty for one device.
+std::vector<std::string> parallel_devices(long n) {
+  if (n <= 1) return {};
+  std::string kind = tg::default_device();
+  kind = kind.substr(0, kind.find(':'));
+  std::vector<std::string> devs;
+  for (long i = 0; i < n; i++) devs.push_back(i == 0 ? kind : kind + ":" + std::to_string(i));
+  return devs;
+}
+
+// A batch on the run's devices: split along the batch axis over several (a whole copy on each when it does not split
+// evenly), as it is on one.
+Tensor place(const Tensor& t, const std::vector<std::string>& devs) {
+  if (devs.empty()) return t;
+  return int64_t(t.shape()[0]) % int64_t(devs.size()) == 0 ? t.shard(devs, 0) : t.shard(devs);
+}
+
 // Test accuracy in percent, evaluated in chunks so the activations of 10000 images need not fit at once.
-float test_accuracy(Model& model, const Tensor& X_test, const Tensor& Y_test) {
+float test_accuracy(Model& model, const Tensor& X_test, const Tensor& Y_test, const std::vector<std::string>& devs) {
   int64_t n = X_test.shape()[0], chunk = 2000, correct = 0;
   for (int64_t s = 0; s < n; s += chunk) {
     int64_t e = std::min(n, s + chunk);
-    Tensor x = X_test.shrink({{s, e}, {0, 1}, {0, X_test.shape()[2]}, {0, X_test.shape()[3]}});
-    Tensor y = Y_test.shrink({{s, e}});
+    Tensor x = place(X_test.shrink({{s, e}, {0, 1}, {0, X_test.shape()[2]}, {0, X_test.shape()[3]}}), devs);
+    Tensor y = place(Y_test.shrink({{s, e}}), devs);
     correct += (model(x).argmax(1) == y.cast(tg::dtypes::int32)).sum().item<int64_t>();
   }
   return 100.0f * float(correct) / float(n);
@@ -86,6 +105,12 @@ int main(int argc, char** argv) {
     HostSampler sampler(X_train, Y_train, uint64_t(env_int("SEED", 1337)));
 
     Model model;
+    const std::vector<std::string> devs = parallel_devices(env_int("GPUS", 1));
+    if (!devs.empty()) {  // data parallel: every weight and statistic replicated (before the optimizer makes its state)
+      if (bs % long(devs.size()) != 0) throw tg::Error("BS must be a multiple of GPUS");
+      for (auto& [name, t] : nn::get_state_dict(model)) t.shard_(devs);
+      std::fprintf(stderr, "data parallel over %s\n", tg::Tensor::zeros({1}).shard(devs).device().c_str());
+    }
     const char* lr_env = std::getenv("LR");
     const double lr = lr_env && *lr_env ? std::atof(lr_env) : 0.001;
     const char* decay_env = std::getenv("LR_DECAY");
@@ -125,11 +150,12 @@ int main(int argc, char** argv) {
             .realize();
       // Host-drawn batches go through the jitted step; a device-drawn one (GATHER=1) draws random numbers inside
       // the step, which a replay would repeat, so it runs eagerly.
+      x = place(x, devs), y = place(y, devs);
       Tensor loss = gather ? train_step({x, y})[0] : jit_step({x, y})[0];
       step_s.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count());
       loss_value = loss.item<float>();
       if ((eval_every > 0 && i % eval_every == eval_every - 1) || i == steps - 1)
-        test_acc = test_accuracy(model, X_test, Y_test);
+        test_acc = test_accuracy(model, X_test, Y_test, devs);
       char post[96];
       std::snprintf(post, sizeof post, "loss: %6.2f test_accuracy: %5.2f%%", loss_value, test_acc);
       bar.set_postfix(post);

@@ -133,7 +133,7 @@ MemoryPlanStats plan_schedule_memory(const std::vector<ScheduleItem>& items,
                                      const std::unordered_set<const UOp*>& reachable) {
   std::unordered_map<const UOp*, Life> lives = lifetimes(items);
   for (const ScheduleItem& item : items)  // a copy may still read its source while the next kernels run
-    if (item.ast->op == Ops::COPY)
+    if (item.ast->op == Ops::COPY || item.ast->op == Ops::ALLREDUCE)
       for (const UOpPtr& b : item.bufs) lives.erase(b.get());
   std::map<std::string, std::vector<Life*>> by_device;
   for (auto& [u, l] : lives)

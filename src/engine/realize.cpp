@@ -9,6 +9,7 @@
 
 #include "engine/buffers.h"
 #include "engine/capture.h"
+#include "engine/collective.h"
 #include "engine/memory_planner.h"
 #include "engine/method_cache.h"
 #include "engine/schedule_graph.h"
@@ -124,6 +125,7 @@ std::vector<int64_t> var_values(const ProgramSpec& spec, const std::vector<VarVa
 void run_schedule_item(const ScheduleItem& item, CompiledRunner* runner) {
   if (ScheduleCapture* c = ScheduleCapture::active()) c->items.push_back(item);  // TinyJit is recording
   if (item.ast->op == Ops::COPY) return run_copy(item);
+  if (item.ast->op == Ops::ALLREDUCE) return run_collective(item);
   const std::string device = buffer_device(item.bufs.at(0).get());
   CompiledRunner& r = runner ? *runner : get_runner(device, item.ast);
   std::vector<void*> ptrs;
@@ -185,11 +187,16 @@ MemoryPlanStats plan_schedule(const std::vector<UOpPtr>& roots, const std::vecto
 std::vector<UOpPtr> run_realize(const std::vector<UOpPtr>& roots, const std::vector<int>& released) {
   // Values spread over several devices: their graphs, one per device, are realized together (schedule/multi.h).
   if (std::any_of(roots.begin(), roots.end(), [](const UOpPtr& r) { return r->has_multi; })) {
-    const MultiLowered lowered = lower_multi(roots);
+    const MultiLowered lowered = lower_multi(roots, has_collective);
     return lowered.rebuild(run_realize(lowered.flat));
   }
   auto t0 = std::chrono::steady_clock::now();
   Schedule sched = create_schedule(roots);
+  for (const ScheduleItem& item : sched.items)
+    if (item.ast->op == Ops::ALLREDUCE) {  // (sharded tensors on GPUs with NCCL: one item per collective)
+      sched.items = merge_collectives(std::move(sched.items));
+      break;
+    }
   if (DEBUG >= 1 && !sched.items.empty()) {
     double ms = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() * 1e3;
     std::printf("scheduled %zu kernels in %.2f ms%s\n", sched.items.size(), ms, sched.cached ? " (cached)" : "");
@@ -198,7 +205,7 @@ std::vector<UOpPtr> run_realize(const std::vector<UOpPtr>& roots, const std::vec
   record_realized(sched);
   std::vector<std::pair<std::string, UOpPtr>> kernels(sched.items.size());  // (a COPY's stays empty)
   for (size_t i = 0; i < sched.items.size(); i++)
-    if (sched.items[i].ast->op != Ops::COPY)
+    if (sched.items[i].ast->op != Ops::COPY && sched.items[i].ast->op != Ops::ALLREDUCE)
       kernels[i] = {buffer_device(sched.items[i].bufs.at(0).get()), sched.items[i].ast};
   const std::vector<CompiledRunner*> runners = find_runners(kernels);  // (the new ones compiled several at once)
   for (size_t i = 0; i < sched.items.size(); i++) run_schedule_item(sched.items[i], runners[i]);

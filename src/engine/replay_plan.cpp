@@ -52,7 +52,7 @@ ReplayPlan::ReplayPlan(std::vector<ScheduleItem> items, std::vector<UOpPtr> inpu
       if (!output && e.bufs.back()->readonly()) movable_.push_back({execs_.size(), e.ptrs.size()});
       e.ptrs.push_back(output ? e.bufs.back()->ensure_writable() : e.bufs.back()->ensure_allocated());
     }
-    if (item.ast->op != Ops::COPY) {  // (copies between devices run between the graphs)
+    if (item.ast->op != Ops::COPY && item.ast->op != Ops::ALLREDUCE) {  // (copies and collectives run between graphs)
       const std::string dev = buffer_device(item.bufs.at(0).get());
       e.runner = &get_runner(dev, item.ast);
       e.vars = var_values(e.runner->spec, item.vars);

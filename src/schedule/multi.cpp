@@ -129,11 +129,25 @@ Parts resharded(const Parts& p, int64_t axis) {
   return full;
 }
 
+// The pass's state: how the devices all-reduce.
+struct MultiCtx {
+  const CollectiveSupport* collective = nullptr;
+};
+
 // The reduce of the parts on every device, in the same order everywhere (so the replicas are equal bit for bit).
-// Each device adds the others' parts, copied to it: n - 1 copies of the reduced value per device.
-Parts all_reduced(const Parts& partial, Ops op) {
+// One collective where the devices have one (ALLREDUCE nodes: device i's result, arg the op and i), else each
+// device adds the others' parts, copied to it: n - 1 copies of the reduced value per device.
+Parts all_reduced(const Parts& partial, Ops op, const MultiCtx& ctx) {
   const Parts p = contiguous_parts(partial);
   Parts out{p.device, p.devices, -1, {}};
+  if (ctx.collective && *ctx.collective && (*ctx.collective)(p.devices, p.parts[0]->dtype)) {
+    for (size_t i = 0; i < p.n(); i++) {
+      std::vector<UOpPtr> src{device_node(p.devices[i])};
+      src.insert(src.end(), p.parts.begin(), p.parts.end());
+      out.parts.push_back(UOp::make(Ops::ALLREDUCE, p.parts[0]->dtype, std::move(src), ReduceArg{op, {int64_t(i)}}));
+    }
+    return out;
+  }
   for (size_t i = 0; i < p.n(); i++) {
     UOpPtr total;
     for (size_t j = 0; j < p.n(); j++) {
@@ -177,7 +191,7 @@ UOpPtr elementwise(const Captures& m, void*) {
 }
 
 // A reduce per part; over the sharded axis the partial results are all-reduced (the result is replicated).
-UOpPtr reduce(const Captures& m, void*) {
+UOpPtr reduce(const Captures& m, void* ctx) {
   const UOpPtr& r = m["r"];
   const Parts p = parts_of(m["x"]);
   const auto& arg = r->get<ReduceArg>();
@@ -186,7 +200,7 @@ UOpPtr reduce(const Captures& m, void*) {
   bool over_axis = false;
   for (int64_t a : arg.axes) over_axis = over_axis || a == p.axis;
   if (!over_axis) return partial;
-  const Parts all = all_reduced(parts_of(partial), arg.op);
+  const Parts all = all_reduced(parts_of(partial), arg.op, *static_cast<const MultiCtx*>(ctx));
   return make_multi(all.device, -1, all.parts);
 }
 
@@ -358,10 +372,13 @@ const PatternMatcher& multi_rules() {
 
 }  // namespace
 
-UOpPtr lower_multi_sink(const UOpPtr& sink) { return graph_rewrite("multi", sink, multi_rules()); }
+UOpPtr lower_multi_sink(const UOpPtr& sink, const CollectiveSupport& collective) {
+  MultiCtx ctx{&collective};
+  return graph_rewrite("multi", sink, multi_rules(), &ctx);
+}
 
-MultiLowered lower_multi(const std::vector<UOpPtr>& roots) {
-  const UOpPtr sink = lower_multi_sink(UOp::make(Ops::SINK, dtypes::void_, roots));
+MultiLowered lower_multi(const std::vector<UOpPtr>& roots, const CollectiveSupport& collective) {
+  const UOpPtr sink = lower_multi_sink(UOp::make(Ops::SINK, dtypes::void_, roots), collective);
   MultiLowered out;
   for (const UOpPtr& r : sink->src) {
     MultiLowered::Root root{out.flat.size(), 1, nullptr};

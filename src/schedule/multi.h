@@ -7,11 +7,18 @@
 // on it unchanged. The pass "multi" pushes MULTI up to the roots: an elementwise op runs per part (a replicated
 // operand is shrunk to each part, a part of another axis is gathered first), a reduce over the sharded axis becomes an
 // all-reduce, movement ops move the axis (or gather when they cut across it), a copy to one device gathers.
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "uop/uop.h"
 
 namespace tg {
+
+// Whether the devices can all-reduce values of a dtype with one collective (NCCL between GPUs): then a reduce over
+// the sharded axis becomes ALLREDUCE nodes, one per device, that the engine runs as one call; otherwise each device
+// adds the others' parts, copied to it. Given by the engine (schedule/ knows no devices).
+using CollectiveSupport = std::function<bool(const std::vector<std::string>& devices, DType dtype)>;
 
 // The graphs to realize, one device each, and how to put the roots back together from what they become.
 class MultiLowered {
@@ -21,7 +28,7 @@ class MultiLowered {
   std::vector<UOpPtr> rebuild(const std::vector<UOpPtr>& realized) const;
 
  private:
-  friend MultiLowered lower_multi(const std::vector<UOpPtr>& roots);
+  friend MultiLowered lower_multi(const std::vector<UOpPtr>& roots, const CollectiveSupport& collective);
   struct Root {
     size_t first = 0, count = 1;  // flat[first .. first + count)
     UOpPtr multi;                 // the lowered MULTI (device set and axis), or null for a plain root
@@ -30,8 +37,8 @@ class MultiLowered {
 };
 
 // Runs the pass over the roots' graphs (any root may be plain: it is passed through).
-MultiLowered lower_multi(const std::vector<UOpPtr>& roots);
+MultiLowered lower_multi(const std::vector<UOpPtr>& roots, const CollectiveSupport& collective = nullptr);
 // The pass alone over a SINK: every MULTI that remains is a root's source.
-UOpPtr lower_multi_sink(const UOpPtr& sink);
+UOpPtr lower_multi_sink(const UOpPtr& sink, const CollectiveSupport& collective = nullptr);
 
 }  // namespace tg

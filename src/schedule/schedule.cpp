@@ -556,7 +556,7 @@ class Scheduler {
     }
     for (const UOp* u : topo_) {
       switch (u->op) {
-        case Ops::CONTIGUOUS: case Ops::COPY: case Ops::ASSIGN: realize_.insert(u); break;
+        case Ops::CONTIGUOUS: case Ops::COPY: case Ops::ASSIGN: case Ops::ALLREDUCE: realize_.insert(u); break;
         case Ops::REDUCE_AXIS:
           if (reduce_users[u] > 1) realize_.insert(u);  // never compute a reduce twice
           break;
@@ -578,10 +578,9 @@ class Scheduler {
         }
         default: break;
       }
-      if (u->op == Ops::COPY) {
-        const UOp* b = base_of(u->src[1].get());
-        if (is_base_compute(b)) realize_.insert(b);
-      }
+      if (u->op == Ops::COPY || u->op == Ops::ALLREDUCE)  // (they read their sources' buffers whole)
+        for (size_t i = 1; i < u->src.size(); i++)
+          if (const UOp* b = base_of(u->src[i].get()); is_base_compute(b)) realize_.insert(b);
     }
   }
 
@@ -688,6 +687,11 @@ class Scheduler {
   BuiltKernel build_kernel(const UOp* u, const std::unordered_map<const UOp*, const UOp*>& hostable,
                            std::unordered_set<const UOp*>& walked) {
     if (u->op == Ops::COPY) return {u, u->ptr(), {base_of(u->src[1].get())}, {}};
+    if (u->op == Ops::ALLREDUCE) {  // one device's result; the engine runs the collective's items as one
+      std::vector<const UOp*> parts;
+      for (size_t i = 1; i < u->src.size(); i++) parts.push_back(base_of(u->src[i].get()));
+      return {u, u->ptr(), parts, {}};
+    }
     AstBuilder b(u, realize_, hostable);
     struct Reached {  // filled on every way out, a finished kernel's
       AstBuilder& b;

@@ -17,6 +17,13 @@ UOpPtr buffer_view_of(const UOpPtr& u) {
   for (auto it = moves.rbegin(); it != moves.rend(); ++it) st = apply_movement(st, (*it)->op, (*it)->get<Shape>());
   return UOp::make(Ops::VIEW, n->dtype, {n->src[0]}, st);
 }
+
+// Every part of a MULTI a buffer view (a realized sharded or replicated tensor).
+bool realized_parts(const UOp& multi) {
+  for (size_t i = 1; i < multi.src.size(); i++)
+    if (multi.src[i]->op != Ops::VIEW || multi.src[i]->src[0]->op != Ops::BUFFER) return false;
+  return true;
+}
 }  // namespace
 
 Tensor& Tensor::assign(const Tensor& x) {
@@ -37,6 +44,9 @@ Tensor& Tensor::assign(const Tensor& x) {
   } else if (cur->op == Ops::VIEW && cur->src[0]->op == Ops::BUFFER) {
     // The scheduler stores the value through this view into the same buffer; once realized, the ASSIGN is
     // replaced by that view again, so the tensor's node is the same from one step to the next.
+    d_->set_uop(UOp::make(Ops::ASSIGN, dtype(), {cur, value}));
+  } else if (cur->op == Ops::MULTI && realized_parts(*cur)) {
+    // A realized tensor spread over several devices: the multi pass splits this into one ASSIGN per part.
     d_->set_uop(UOp::make(Ops::ASSIGN, dtype(), {cur, value}));
   } else if (cur->op == Ops::ASSIGN) {
     // A second assign before realizing writes into the same buffer too (after the first, if x reads it).

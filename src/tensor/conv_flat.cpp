@@ -35,7 +35,7 @@ int64_t round_up(int64_t a, int64_t b) { return (a + b - 1) / b * b; }
 
 // The device has a tensor core for x's dtype and stages operands through shared memory.
 bool has_tensor_cores(const Tensor& x) {
-  const Renderer& r = get_device(x.device()).renderer();
+  const Renderer& r = get_device(x.devices().at(0)).renderer();  // (a sharded tensor's devices are alike)
   if (!r.async_copies()) return false;
   for (const TensorCore& tc : r.tensor_cores())
     if (tc.in == x.dtype()) return true;

@@ -47,16 +47,33 @@ Tensor with_values(const Tensor& t, const std::vector<std::pair<std::string, int
   return Tensor(UOp::make(Ops::VIEW, u->dtype, u->src, st), t.device());
 }
 
-const UOp* buffer_node(const Tensor& realized) {
-  const UOpPtr& u = realized.uop();
+const UOp* buffer_of_view(const UOp* u) {
   return u->op == Ops::VIEW && !u->src.empty() && u->src[0]->op == Ops::BUFFER ? u->src[0].get() : nullptr;
 }
 
-// The buffer of input i (made by as_buffer); an input with no memory of its own (no elements) cannot be rebound.
-const UOp* input_buffer(const Tensor& in, size_t i) {
-  const UOp* b = buffer_node(in);
-  if (!b) throw Error("TinyJit: input " + std::to_string(i) + " of shape " + fmt_shape(in.shape()) +
-                      " has no buffer to replay on (an empty tensor?)");
+// The buffers a realized tensor is: one, or one per device of a tensor spread over several; none when it is not
+// (all) buffers.
+std::vector<const UOp*> buffer_nodes(const Tensor& realized) {
+  const UOpPtr& u = realized.uop();
+  if (u->op != Ops::MULTI) {
+    const UOp* b = buffer_of_view(u.get());
+    return b ? std::vector<const UOp*>{b} : std::vector<const UOp*>{};
+  }
+  std::vector<const UOp*> out;
+  for (size_t i = 1; i < u->src.size(); i++) {
+    const UOp* b = buffer_of_view(u->src[i].get());
+    if (!b) return {};
+    out.push_back(b);
+  }
+  return out;
+}
+
+// The buffers of input i (made by as_buffer); an input with no memory of its own (no elements) cannot be rebound.
+std::vector<const UOp*> input_buffers(const Tensor& in, size_t i) {
+  std::vector<const UOp*> b = buffer_nodes(in);
+  if (b.empty())
+    throw Error("TinyJit: input " + std::to_string(i) + " of shape " + fmt_shape(in.shape()) +
+                " has no buffer to replay on (an empty tensor?)");
   return b;
 }
 
@@ -118,16 +135,18 @@ std::vector<Tensor> TinyJit::capture(const std::vector<Tensor>& in, std::vector<
     s.dtypes.push_back(in[i].dtype());
     s.devices.push_back(in[i].device());
     if (s.variables[i]) continue;
-    const UOp* b = input_buffer(in[i], i);
-    for (size_t o = 0; o < out.size(); o++)
-      if (buffer_node(out[o]) == b)
-        throw Error("TinyJit: output " + std::to_string(o) + " is input " + std::to_string(i) +
-                    " (a replay would return the capture's input, not the new one): return a copy");
-    s.input_buffers.push_back(b->ptr());
+    for (const UOp* b : input_buffers(in[i], i)) {
+      for (size_t o = 0; o < out.size(); o++)
+        for (const UOp* ob : buffer_nodes(out[o]))
+          if (ob == b)
+            throw Error("TinyJit: output " + std::to_string(o) + " is input " + std::to_string(i) +
+                        " (a replay would return the capture's input, not the new one): return a copy");
+      s.input_buffers.push_back(b->ptr());
+    }
   }
   std::vector<UOpPtr> out_buffers;
   for (const Tensor& o : out)
-    if (const UOp* b = buffer_node(o)) out_buffers.push_back(b->ptr());
+    for (const UOp* b : buffer_nodes(o)) out_buffers.push_back(b->ptr());
   s.plan = std::make_unique<ReplayPlan>(std::move(items), s.input_buffers, out_buffers, std::move(host_inputs),
                                         std::move(variable_names));
   s.outputs = out;
@@ -160,7 +179,7 @@ std::vector<Tensor> TinyJit::replay(const std::vector<Tensor>& in) {
     if (in[i].shape() != s.shapes[i]) throw bad("shape", fmt_shape(in[i].shape()), fmt_shape(s.shapes[i]));
     if (in[i].dtype() != s.dtypes[i]) throw bad("dtype", in[i].dtype().repr(), s.dtypes[i].repr());
     if (in[i].device() != s.devices[i]) throw bad("device", in[i].device(), s.devices[i]);
-    buffers.push_back(input_buffer(in[i], i)->ptr());
+    for (const UOp* b : input_buffers(in[i], i)) buffers.push_back(b->ptr());
   }
   if (DEBUG == 2) {  // the batch as one line (DEBUG>=3 lists its kernels too)
     {

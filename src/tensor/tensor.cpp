@@ -233,6 +233,11 @@ Tensor Tensor::contiguous() const {
     if (st.contiguous() && tg::prod(st.shape()) == u->src[0]->get<BufferArg>().size) return *this;
   }
   if (u->op == Ops::CONTIGUOUS) return *this;
+  if (u->op == Ops::MULTI) {  // each part a whole buffer already: nothing to copy
+    bool whole = true;
+    for (size_t i = 1; i < u->src.size() && whole; i++) whole = Tensor(u->src[i], devices().at(i - 1)).contiguous().uop() == u->src[i];
+    if (whole) return *this;
+  }
   // A reshape only needs its source realized: keep the reshape on top (a view of the result).
   if (u->op == Ops::RESHAPE) return Tensor(u->src[0], device()).contiguous().reshape(u->shape);
   return Tensor(UOp::make(Ops::CONTIGUOUS, u->dtype, {u}), device());

@@ -8,8 +8,8 @@ namespace tg {
 #define TG_OPS(X)                                                                                    \
   /* tensor graph */                                                                                 \
   X(BUFFER) X(DEVICE) X(COPY) X(CONTIGUOUS) X(ASSIGN) X(DETACH) X(BIND)                              \
-  /* tensor graph: one value spread over a set of devices (schedule/multi.h lowers it per device) */ \
-  X(MULTI)                                                                                           \
+  /* tensor graph: a value spread over devices (schedule/multi.h), one device's result of a collective */ \
+  X(MULTI) X(ALLREDUCE)                                                                              \
   /* movement (only at the tensor level; the graph stores them folded into VIEW) */                  \
   X(RESHAPE) X(PERMUTE) X(EXPAND) X(PAD) X(SHRINK) X(FLIP)                                           \
   /* shared by the tensor graph and kernel ASTs */                                                   \

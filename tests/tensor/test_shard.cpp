@@ -271,3 +271,30 @@ TEST(Shard, DataParallelTrainingMatchesOneDevice) {
 
 }  // namespace
 }  // namespace tg
+
+namespace tg {
+namespace {
+
+TEST(Shard, JitReplaysAShardedStepInPlace) {
+  const std::vector<std::string> devs{"CPU", "CPU:1"};
+  Tensor w = Tensor::ones({4, 3}).shard(devs).contiguous().realize();
+  const UOpPtr parts = w.uop();
+  TinyJit jit([&](const std::vector<Tensor>& in) {
+    Tensor y = in[0].matmul(w).sum(0);
+    w.assign(w + 0.5f);  // in place: each part's buffer
+    return std::vector<Tensor>{y.realize(), w.realize()};
+  });
+  float wv = 1;
+  for (int i = 0; i < 5; i++) {
+    Tensor x = (Tensor::ones({4, 4}) * float(i)).shard(devs, 0).contiguous().realize();
+    std::vector<Tensor> out = jit({x});
+    EXPECT_EQ(out[0].tolist<float>(), std::vector<float>(3, 16.0f * float(i) * wv)) << "call " << i;
+    wv += 0.5f;
+    EXPECT_EQ(w.tolist<float>(), std::vector<float>(12, wv)) << "call " << i;
+    EXPECT_EQ(w.uop(), parts) << "the parameter keeps its buffers";
+  }
+  EXPECT_TRUE(jit.captured());
+}
+
+}  // namespace
+}  // namespace tg

@@ -1,0 +1,104 @@
+// Collectives for sharded tensors (collective.h): NCCL between CUDA GPUs.
+#include "engine/collective.h"
+
+#include <chrono>
+#include <cstdio>
+#include <map>
+
+#include "engine/buffers.h"
+#include "engine/realize.h"
+#include "runtime/device.h"
+#include "runtime/nccl.h"
+#include "schedule/realized.h"
+#include "tg/context.h"
+#include "tg/counters.h"
+#include "tg/error.h"
+#include "uop/device_set.h"
+
+namespace tg {
+namespace {
+
+// "CUDA" -> 0, "CUDA:3" -> 3; -1 for any other device.
+int cuda_ordinal(const std::string& device) {
+  if (device == "CUDA") return 0;
+  if (device.rfind("CUDA:", 0) != 0) return -1;
+  return std::stoi(device.substr(5));
+}
+
+}  // namespace
+
+bool has_collective(const std::vector<std::string>& devices, DType dtype) {
+  if (devices.size() < 2 || !nccl_supports(dtype, Ops::ADD)) return false;
+  for (const std::string& d : devices)
+    if (cuda_ordinal(d) < 0) return false;
+  return nccl_available();
+}
+
+std::vector<ScheduleItem> merge_collectives(std::vector<ScheduleItem> items) {
+  std::vector<ScheduleItem> out;
+  // (the parts and the op) -> the merged item's index in out
+  std::map<std::pair<std::vector<const UOp*>, Ops>, size_t> merged;
+  for (ScheduleItem& item : items) {
+    if (item.ast->op != Ops::ALLREDUCE) {
+      out.push_back(std::move(item));
+      continue;
+    }
+    const auto& arg = item.ast->get<ReduceArg>();
+    const size_t n = item.ast->src.size() - 1, rank = size_t(arg.axes.at(0));
+    std::vector<const UOp*> parts;
+    for (size_t i = 1; i < item.bufs.size(); i++) parts.push_back(item.bufs[i].get());
+    auto [it, fresh] = merged.try_emplace({parts, arg.op}, out.size());
+    if (fresh) {
+      std::vector<std::string> devices;
+      for (const UOp* p : parts) devices.push_back(buffer_device(p));
+      auto set = UOp::make(Ops::DEVICE, dtypes::void_, {}, device_set_name(devices));
+      ScheduleItem m{UOp::make(Ops::ALLREDUCE, item.ast->dtype, {set}, ReduceArg{arg.op, {}}), {}, n, {}};
+      for (size_t i = 0; i < n; i++) {  // results, until each device's item is found
+        const auto& b = item.bufs[0]->get<BufferArg>();
+        m.bufs.push_back(new_buffer_uop(devices[i], b.size, item.bufs[0]->dtype));
+      }
+      m.bufs.insert(m.bufs.end(), item.bufs.begin() + 1, item.bufs.end());
+      out.push_back(std::move(m));
+    }
+    out[it->second].bufs[rank] = item.bufs[0];
+  }
+  return out;
+}
+
+void run_collective(const ScheduleItem& item) {
+  const size_t n = item.outputs;
+  std::vector<int> ordinals;
+  std::vector<const void*> send;
+  std::vector<void*> recv;
+  std::vector<std::string> devices;
+  for (size_t i = 0; i < n; i++) {
+    std::shared_ptr<Buffer> out = buffer_of(item.bufs[i].get()), in = buffer_of(item.bufs[n + i].get());
+    devices.push_back(out->device());
+    ordinals.push_back(cuda_ordinal(out->device()));
+    if (ordinals.back() < 0) throw Error("allreduce: " + out->device() + " is not a CUDA GPU (NCCL only)");
+    recv.push_back(out->ensure_writable());
+    send.push_back(in->ensure_allocated());
+    get_device(out->device());  // (opened, so its context exists before NCCL uses it)
+  }
+  const DType dt = item.bufs[0]->dtype;
+  const size_t bytes = buffer_of(item.bufs[0].get())->nbytes();
+  const bool wait = timing_each_item();
+  auto t0 = std::chrono::steady_clock::now();
+  nccl_all_reduce(ordinals, send, recv, bytes / size_t(dt.itemsize()), dt, item.ast->get<ReduceArg>().op);
+  if (wait)
+    for (const std::string& d : devices) get_device(d).synchronize();
+  double et = wait ? std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() : 0;
+  GlobalCounters::kernel_count++;
+  GlobalCounters::global_mem += int64_t(bytes * n * 2);
+  GlobalCounters::time_sum_s += et;
+  if (DEBUG >= 2) {
+    char line[160];
+    std::snprintf(line, sizeof(line), "*** %-7s %4lld allreduce %7.2fM over %-30s tm %9.2fus", devices[0].c_str(),
+                  static_cast<long long>(GlobalCounters::kernel_count), double(bytes) / 1e6,
+                  device_set_name(devices).c_str(), et * 1e6);
+    std::printf("%s\n", line);
+    std::fflush(stdout);
+  }
+}
+
+}  // namespace tg
