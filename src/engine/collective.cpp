@@ -1,7 +1,9 @@
 // Collectives for sharded tensors (collective.h): NCCL between CUDA GPUs.
 #include "engine/collective.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <cstdio>
 #include <map>
 
@@ -25,13 +27,58 @@ int cuda_ordinal(const std::string& device) {
   return std::stoi(device.substr(5));
 }
 
+bool is_cpu(const std::string& device) { return device == "CPU" || device.rfind("CPU:", 0) == 0; }
+
+// The CPU devices' collective: their memory is this process's, so the reduce reads every part where it is, in
+// device order (every result the same bits), and writes each result.
+template <class T>
+void host_all_reduce(const std::vector<const void*>& send, const std::vector<void*>& recv, size_t count, Ops op) {
+  constexpr size_t kBlock = 4096;  // a block of the sum stays in cache while it is written to every result
+  T acc[kBlock];
+  for (size_t b = 0; b < count; b += kBlock) {
+    const size_t e = std::min(count, b + kBlock);
+    const T* first = static_cast<const T*>(send[0]);
+    for (size_t k = b; k < e; k++) acc[k - b] = first[k];
+    for (size_t j = 1; j < send.size(); j++) {
+      const T* in = static_cast<const T*>(send[j]);
+      if (op == Ops::ADD)
+        for (size_t k = b; k < e; k++) acc[k - b] = T(acc[k - b] + in[k]);
+      else if (op == Ops::MUL)
+        for (size_t k = b; k < e; k++) acc[k - b] = T(acc[k - b] * in[k]);
+      else
+        for (size_t k = b; k < e; k++) acc[k - b] = std::max(acc[k - b], in[k]);
+    }
+    for (void* out : recv) std::memcpy(static_cast<T*>(out) + b, acc, (e - b) * sizeof(T));
+  }
+}
+
+bool host_reduces(DType dt) {
+  return dt == dtypes::float32 || dt == dtypes::float64 || dt == dtypes::int32 || dt == dtypes::int64 ||
+         dt == dtypes::uint32 || dt == dtypes::uint64;
+}
+
+void host_all_reduce(const std::vector<const void*>& send, const std::vector<void*>& recv, size_t count, DType dt,
+                     Ops op) {
+  if (dt == dtypes::float32) return host_all_reduce<float>(send, recv, count, op);
+  if (dt == dtypes::float64) return host_all_reduce<double>(send, recv, count, op);
+  if (dt == dtypes::int32) return host_all_reduce<int32_t>(send, recv, count, op);
+  if (dt == dtypes::int64) return host_all_reduce<int64_t>(send, recv, count, op);
+  if (dt == dtypes::uint32) return host_all_reduce<uint32_t>(send, recv, count, op);
+  if (dt == dtypes::uint64) return host_all_reduce<uint64_t>(send, recv, count, op);
+  throw Error(std::string("allreduce: no host reduce of ") + dt.name());
+}
+
 }  // namespace
 
 bool has_collective(const std::vector<std::string>& devices, DType dtype) {
-  if (devices.size() < 2 || !nccl_supports(dtype, Ops::ADD)) return false;
-  for (const std::string& d : devices)
-    if (cuda_ordinal(d) < 0) return false;
-  return nccl_available();
+  if (devices.size() < 2) return false;
+  bool cuda = true, cpu = true;
+  for (const std::string& d : devices) {
+    cuda = cuda && cuda_ordinal(d) >= 0;
+    cpu = cpu && is_cpu(d);
+  }
+  if (cpu) return host_reduces(dtype);
+  return cuda && nccl_supports(dtype, Ops::ADD) && nccl_available();
 }
 
 std::vector<ScheduleItem> merge_collectives(std::vector<ScheduleItem> items) {
@@ -75,7 +122,6 @@ void run_collective(const ScheduleItem& item) {
     std::shared_ptr<Buffer> out = buffer_of(item.bufs[i].get()), in = buffer_of(item.bufs[n + i].get());
     devices.push_back(out->device());
     ordinals.push_back(cuda_ordinal(out->device()));
-    if (ordinals.back() < 0) throw Error("allreduce: " + out->device() + " is not a CUDA GPU (NCCL only)");
     recv.push_back(out->ensure_writable());
     send.push_back(in->ensure_allocated());
     get_device(out->device());  // (opened, so its context exists before NCCL uses it)
@@ -84,7 +130,13 @@ void run_collective(const ScheduleItem& item) {
   const size_t bytes = buffer_of(item.bufs[0].get())->nbytes();
   const bool wait = timing_each_item();
   auto t0 = std::chrono::steady_clock::now();
-  nccl_all_reduce(ordinals, send, recv, bytes / size_t(dt.itemsize()), dt, item.ast->get<ReduceArg>().op);
+  const Ops op = item.ast->get<ReduceArg>().op;
+  if (std::all_of(devices.begin(), devices.end(), is_cpu))
+    host_all_reduce(send, recv, bytes / size_t(dt.itemsize()), dt, op);
+  else if (std::all_of(ordinals.begin(), ordinals.end(), [](int o) { return o >= 0; }))
+    nccl_all_reduce(ordinals, send, recv, bytes / size_t(dt.itemsize()), dt, op);
+  else
+    throw Error("allreduce over " + device_set_name(devices) + ": no collective for these devices");
   if (wait)
     for (const std::string& d : devices) get_device(d).synchronize();
   double et = wait ? std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() : 0;

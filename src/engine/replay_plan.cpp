@@ -20,9 +20,40 @@ ContextVar JIT_PLAN("JIT_PLAN", 1);  // 0: captured intermediates keep their own
 
 }  // namespace
 
+namespace {
+// Kernels between two copies or collectives grouped by device, each device's in their order: data crosses devices
+// only through copies and collectives, so kernels of different devices in one such run never depend on each other,
+// and each device's group can be one graph (a sharded step's devices interleave in the schedule).
+std::vector<ScheduleItem> grouped_by_device(std::vector<ScheduleItem> items) {
+  auto kernel = [](const ScheduleItem& i) { return i.ast->op != Ops::COPY && i.ast->op != Ops::ALLREDUCE; };
+  for (size_t x = 0; x < items.size();) {
+    size_t end = x;
+    while (end < items.size() && kernel(items[end])) end++;
+    std::vector<std::string> order;  // devices by first appearance in the run
+    auto rank = [&](const ScheduleItem& i) {
+      const std::string d = buffer_device(i.bufs.at(0).get());
+      auto it = std::find(order.begin(), order.end(), d);
+      if (it != order.end()) return size_t(it - order.begin());
+      order.push_back(d);
+      return order.size() - 1;
+    };
+    std::vector<std::pair<size_t, size_t>> keys;  // (device rank, position)
+    for (size_t k = x; k < end; k++) keys.emplace_back(rank(items[k]), k);
+    if (order.size() > 1) {
+      std::stable_sort(keys.begin(), keys.end());
+      std::vector<ScheduleItem> run;
+      for (const auto& key : keys) run.push_back(std::move(items[key.second]));
+      std::move(run.begin(), run.end(), items.begin() + long(x));
+    }
+    x = std::max(end, x + 1);
+  }
+  return items;
+}
+}  // namespace
+
 ReplayPlan::ReplayPlan(std::vector<ScheduleItem> items, std::vector<UOpPtr> inputs, const std::vector<UOpPtr>& outputs,
                        std::vector<HostInput> host_inputs, std::vector<std::string> variables)
-    : items_(std::move(items)),
+    : items_(grouped_by_device(std::move(items))),
       inputs_(std::move(inputs)),
       host_inputs_(std::move(host_inputs)),
       variables_(std::move(variables)) {
@@ -61,7 +92,6 @@ ReplayPlan::ReplayPlan(std::vector<ScheduleItem> items, std::vector<UOpPtr> inpu
         for (size_t v = 0; v < variables_.size(); v++)
           if (variables_[v] == r.name) var_slots_.push_back({execs_.size(), p, v, r.min, r.max});
       }
-      if (!device.empty() && dev != device) graphable_ = false;
       device = dev;
       ops_ += e.runner->spec.estimated_ops;
       kernels_++;
@@ -106,8 +136,8 @@ void ReplayPlan::record_graphs() {
   std::vector<std::unique_ptr<LaunchGraph>> graphs(execs_.size());
   std::vector<size_t> ends(execs_.size());
   for (size_t x = 0; x < execs_.size();) {
-    size_t end = x;
-    while (end < execs_.size() && execs_[end].runner) end++;
+    size_t end = x;  // a run of kernels of one device
+    while (end < execs_.size() && execs_[end].runner && execs_[end].runner->device == execs_[x].runner->device) end++;
     if (end > x) {
       Device& dev = get_device(execs_[x].runner->device);
       graphs[x] = dev.record_graph([&] { launch_run(x, end); });

@@ -161,7 +161,8 @@ Shape infer_shape(Ops op, const std::vector<UOpPtr>& src, const Arg& arg) {
     }
     case Ops::CONST: case Ops::DEVICE: case Ops::SINK: return {};
     case Ops::COPY: return src.at(1)->shape;  // COPY(DEVICE target, value)
-    case Ops::ALLREDUCE: return src.at(1)->shape;  // ALLREDUCE(DEVICE of this result, part 0, ..., part n-1)
+    // ALLREDUCE(DEVICE of this result, part 0, ..., part n-1); the engine's merged item is ALLREDUCE(DEVICE set)
+    case Ops::ALLREDUCE: return src.size() > 1 ? src[1]->shape : Shape{};
     case Ops::MULTI: {  // MULTI(DEVICE set, shard 0, ..., shard n-1), arg the sharded axis (-1: replicated)
       if (src.size() < 2) throw Error("MULTI: expected a device set and at least one shard");
       Shape s = src[1]->shape;
