@@ -168,7 +168,7 @@ bool any_multi_source(const UOp& u) {
 }
 
 // Elementwise: every source on the same device set, brought to the axis of the first sharded one.
-UOpPtr elementwise(const Captures& m, void*) {
+UOpPtr elementwise(const Captures& m, MultiCtx&) {
   const UOpPtr& u = m["x"];
   if (!any_multi_source(*u)) return nullptr;
   std::vector<Parts> srcs;
@@ -191,16 +191,19 @@ UOpPtr elementwise(const Captures& m, void*) {
 }
 
 // A reduce per part; over the sharded axis the partial results are all-reduced (the result is replicated).
-UOpPtr reduce(const Captures& m, void* ctx) {
+UOpPtr reduce(const Captures& m, MultiCtx& ctx) {
   const UOpPtr& r = m["r"];
   const Parts p = parts_of(m["x"]);
   const auto& arg = r->get<ReduceArg>();
-  UOpPtr partial =
-      per_part(p, p.axis, [&](const UOpPtr& x, size_t) { return UOp::make(Ops::REDUCE_AXIS, r->dtype, {x}, arg); });
+  bool identity = true;  // every reduced dim of the parts has size 1 (one row per device): nothing to reduce
+  for (int64_t a : arg.axes) identity = identity && p.parts[0]->shape.at(size_t(a)) == 1;
+  UOpPtr partial = per_part(p, p.axis, [&](const UOpPtr& x, size_t) {
+    return identity && x->dtype == r->dtype ? x : UOp::make(Ops::REDUCE_AXIS, r->dtype, {x}, arg);
+  });
   bool over_axis = false;
   for (int64_t a : arg.axes) over_axis = over_axis || a == p.axis;
   if (!over_axis) return partial;
-  const Parts all = all_reduced(parts_of(partial), arg.op, *static_cast<const MultiCtx*>(ctx));
+  const Parts all = all_reduced(parts_of(partial), arg.op, ctx);
   return make_multi(all.device, -1, all.parts);
 }
 
@@ -211,7 +214,7 @@ UOpPtr move_whole(const UOpPtr& mv, const Parts& p) {
 
 // RESHAPE keeps a sharded axis when the new shape has an axis starting at the same element stride whose size the
 // devices divide: each part is then a contiguous slice of it. Otherwise the reshape runs on the whole value.
-UOpPtr reshape(const Captures& m, void*) {
+UOpPtr reshape(const Captures& m, MultiCtx&) {
   const UOpPtr& mv = m["mv"];
   const Parts p = parts_of(m["x"]);
   const Shape& to = mv->get<Shape>();
@@ -233,7 +236,7 @@ UOpPtr reshape(const Captures& m, void*) {
   return move_whole(mv, p);
 }
 
-UOpPtr permute(const Captures& m, void*) {
+UOpPtr permute(const Captures& m, MultiCtx&) {
   const UOpPtr& mv = m["mv"];
   const Parts p = parts_of(m["x"]);
   const Shape& perm = mv->get<Shape>();
@@ -244,7 +247,7 @@ UOpPtr permute(const Captures& m, void*) {
 }
 
 // EXPAND leaves the sharded axis alone (its size is never 1 over several devices).
-UOpPtr expand(const Captures& m, void*) {
+UOpPtr expand(const Captures& m, MultiCtx&) {
   const UOpPtr& mv = m["mv"];
   const Parts p = parts_of(m["x"]);
   Shape to = mv->get<Shape>();
@@ -256,7 +259,7 @@ UOpPtr expand(const Captures& m, void*) {
 }
 
 // PAD, SHRINK and FLIP run per part when they leave the sharded axis whole, else on the whole value.
-UOpPtr pad_shrink_flip(const Captures& m, void*) {
+UOpPtr pad_shrink_flip(const Captures& m, MultiCtx&) {
   const UOpPtr& mv = m["mv"];
   const Parts p = parts_of(m["x"]);
   Shape arg = mv->get<Shape>();
@@ -273,7 +276,7 @@ UOpPtr pad_shrink_flip(const Captures& m, void*) {
 }
 
 // COPY of a spread value to one device: the whole value, gathered there (a replica when one is there already).
-UOpPtr copy(const Captures& m, void*) {
+UOpPtr copy(const Captures& m, MultiCtx&) {
   const std::string to = m["d"]->get<std::string>();
   if (is_device_set(to)) throw Error("COPY: a sharded tensor goes to another device set through Tensor::to");
   const Parts p = parts_of(m["x"]);
@@ -284,7 +287,7 @@ UOpPtr copy(const Captures& m, void*) {
 }
 
 // Nodes that apply to each part as they are.
-UOpPtr each_part(const Captures& m, void*) {
+UOpPtr each_part(const Captures& m, MultiCtx&) {
   const UOpPtr& u = m["u"];
   const Parts p = parts_of(m["x"]);
   if (u->op == Ops::VIEW && p.axis >= 0) throw Error("multi: a VIEW over a sharded value");
@@ -292,7 +295,7 @@ UOpPtr each_part(const Captures& m, void*) {
 }
 
 // ASSIGN into a spread buffer: the value brought to the target's axis, then one ASSIGN per part.
-UOpPtr assign(const Captures& m, void*) {
+UOpPtr assign(const Captures& m, MultiCtx&) {
   const UOpPtr& u = m["u"];
   const Parts target = parts_of(m["t"]);
   if (m["v"]->op != Ops::MULTI) throw Error("assign: a value on one device into a tensor sharded over several");
@@ -303,7 +306,7 @@ UOpPtr assign(const Captures& m, void*) {
 }
 
 // Leaves made on a device set (a constant, a bound variable): the same leaf on each device.
-UOpPtr leaf_on_set(const Captures& m, void*) {
+UOpPtr leaf_on_set(const Captures& m, MultiCtx&) {
   const UOpPtr& u = m["u"];
   const std::string& set = m["d"]->get<std::string>();
   if (!is_device_set(set)) return nullptr;
@@ -317,7 +320,7 @@ UOpPtr leaf_on_set(const Captures& m, void*) {
   return make_multi(m["d"], -1, parts);
 }
 
-UOpPtr unsupported(const Captures& m, void*) {
+UOpPtr unsupported(const Captures& m, MultiCtx&) {
   const UOpPtr& u = m["u"];
   if (u->op == Ops::SINK || u->op == Ops::MULTI || !any_multi_source(*u)) return nullptr;
   throw Error(std::string("multi: ") + op_name(u->op) + " of a sharded tensor is not supported");
@@ -337,9 +340,9 @@ UPat multi_node() {
   return p;
 }
 
-const PatternMatcher& multi_rules() {
+const TypedMatcher<MultiCtx>& multi_rules() {
   const UPat any_multi = multi_node();
-  static const PatternMatcher pm({
+  static const TypedMatcher<MultiCtx> pm({
       // leaves on a device set become one leaf per device
       {UPat::op(Ops::CONST, {UPat::op(Ops::DEVICE, {}, "d")}, "u"), leaf_on_set},
       {UPat::op(Ops::BIND, {UPat::var(), UPat::op(Ops::DEVICE, {}, "d")}, "u"), leaf_on_set},
@@ -357,7 +360,7 @@ const PatternMatcher& multi_rules() {
       {UPat::op(Ops::COPY, {UPat::op(Ops::DEVICE, {}, "d"), any_multi}), copy},
       {UPat::op(Ops::ASSIGN, {multi_node().named("t"), UPat::var("v")}, "u"), assign},
       {UPat::ops_of({Ops::CONTIGUOUS, Ops::DETACH, Ops::VIEW}, "u"),
-       [](const Captures& m, void* c) -> UOpPtr {
+       [](const Captures& m, MultiCtx& c) -> UOpPtr {
          const UOpPtr& u = m["u"];
          if (u->src.size() != 1 || u->src[0]->op != Ops::MULTI) return nullptr;
          Captures inner = m;
@@ -374,7 +377,7 @@ const PatternMatcher& multi_rules() {
 
 UOpPtr lower_multi_sink(const UOpPtr& sink, const CollectiveSupport& collective) {
   MultiCtx ctx{&collective};
-  return graph_rewrite("multi", sink, multi_rules(), &ctx);
+  return graph_rewrite("multi", sink, multi_rules(), ctx);
 }
 
 MultiLowered lower_multi(const std::vector<UOpPtr>& roots, const CollectiveSupport& collective) {

@@ -18,6 +18,8 @@
 // rounded up to whole 128-row tiles; the flat input has zero rows past its end for the taps of the last rows.
 #include "tensor/conv_flat.h"
 
+#include "uop/device_set.h"
+
 #include "runtime/device.h"
 #include "tg/context.h"
 
@@ -35,7 +37,7 @@ int64_t round_up(int64_t a, int64_t b) { return (a + b - 1) / b * b; }
 
 // The device has a tensor core for x's dtype and stages operands through shared memory.
 bool has_tensor_cores(const Tensor& x) {
-  const Renderer& r = get_device(x.devices().at(0)).renderer();  // (a sharded tensor's devices are alike)
+  const Renderer& r = get_device(x.device()).renderer();
   if (!r.async_copies()) return false;
   for (const TensorCore& tc : r.tensor_cores())
     if (tc.in == x.dtype()) return true;
@@ -49,6 +51,9 @@ std::optional<Tensor> flat_window_conv2d(const Tensor& x, const Tensor& w, const
   const Shape xs = x.shape(), ws = w.shape();
   if (CONV_FLAT.value() == 0 || xs.size() != 4 || groups != 1 || x.dtype() != w.dtype() || x.device() != w.device())
     return std::nullopt;
+  // Not over several devices: its rows run across the batch (padded, flattened), so a batch split over devices
+  // would be gathered onto each of them.
+  if (is_device_set(x.device())) return std::nullopt;
   for (size_t j = 0; j < 2; j++)
     if (stride[j] != 1 || dil[j] != 1 || pads[j].first < 0 || pads[j].second < 0) return std::nullopt;
   const int64_t n = xs[0], c = xs[1], o = ws[0], kh = ws[2], kw = ws[3];
