@@ -18,8 +18,9 @@
 //
 // The intermediate buffers of a capture that nothing outside it can see share memory where their lifetimes do not
 // overlap (JIT_PLAN=0: they keep their own).
-// On CUDA a replay whose kernels all run on one GPU, none of them writing an input, is one CUDA graph: the new
-// inputs are copied into the captured ones on the GPU, then the graph is launched (JIT=2: no graphs, as tinygrad).
+// On CUDA a replay whose kernels write no input is one CUDA graph per GPU and run of kernels between copies and
+// all-reduces (a sharded step: one per GPU between its all-reduces): the new inputs are copied into the captured
+// ones on the GPU, then the graphs are launched (JIT=2: no graphs, as tinygrad). Inputs may be sharded tensors.
 #include <functional>
 #include <cstdint>
 #include <memory>

@@ -207,10 +207,25 @@ std::optional<tg::DType> dtype_arg(nb::handle h) {
   throw nb::type_error(("expected a dtype, got " + std::string(nb::repr(h).c_str())).c_str());
 }
 
+std::string device_arg(nb::handle device) {
+  if (!nb::isinstance<nb::tuple>(device) && !nb::isinstance<nb::list>(device)) return nb::cast<std::string>(device);
+  std::string s = "(";
+  for (nb::handle d : device) s += (s.size() > 1 ? ", " : "") + nb::cast<std::string>(d);
+  return s + ")";
+}
+
+nb::object device_of(const tg::Tensor& t) {
+  std::vector<std::string> devs = t.devices();
+  if (devs.size() == 1 && devs[0] == t.device()) return nb::str(t.device().c_str());
+  nb::list l;
+  for (const std::string& d : devs) l.append(nb::str(d.c_str()));
+  return nb::tuple(l);
+}
+
 tg::TensorOptions options(nb::handle dtype, nb::handle device, nb::handle requires_grad) {
   tg::TensorOptions o;
   o.dtype = dtype_arg(dtype);
-  if (!device.is_none()) o.device = nb::cast<std::string>(device);
+  if (!device.is_none()) o.device = device_arg(device);
   if (!requires_grad.is_none()) o.requires_grad = nb::cast<bool>(requires_grad);
   return o;
 }

@@ -56,7 +56,7 @@ void bind_tensor_core(nb::class_<Tensor>& c) {
       // ---- properties ----
       .def_prop_ro("shape", [](const Tensor& t) { return shape_tuple(t.shape()); })
       .def_prop_ro("dtype", &Tensor::dtype)
-      .def_prop_ro("device", &Tensor::device)
+      .def_prop_ro("device", &device_of)
       .def_prop_ro("ndim", &Tensor::ndim)
       .def("numel", &Tensor::numel)
       .def("element_size", &Tensor::element_size)
@@ -81,7 +81,21 @@ void bind_tensor_core(nb::class_<Tensor>& c) {
            })
       .def_static("realize_all", &Tensor::realize_all, nb::arg("tensors"))
       .def("contiguous", &Tensor::contiguous)
-      .def("to", &Tensor::to, nb::arg("device"))
+      .def("to", [](const Tensor& t, nb::handle device) { return t.to(device_arg(device)); }, nb::arg("device"))
+      // several devices: split along axis (None: a whole copy on each), as tinygrad's Tensor.shard
+      .def(
+          "shard",
+          [](const Tensor& t, const std::vector<std::string>& devices, std::optional<int64_t> axis) {
+            return t.shard(devices, axis);
+          },
+          nb::arg("devices"), nb::arg("axis") = nb::none())
+      .def(
+          "shard_",
+          [](nb::handle self, const std::vector<std::string>& devices, std::optional<int64_t> axis) {
+            nb::cast<Tensor&>(self).shard_(devices, axis);
+            return self;
+          },
+          nb::arg("devices"), nb::arg("axis") = nb::none())
       .def("tolist", &to_list)
       .def("item", &to_item)
       .def("numpy", &to_numpy)

@@ -3,8 +3,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <map>
 
 #include "engine/buffers.h"
@@ -112,45 +112,80 @@ std::vector<ScheduleItem> merge_collectives(std::vector<ScheduleItem> items) {
   return out;
 }
 
-void run_collective(const ScheduleItem& item) {
-  const size_t n = item.outputs;
-  std::vector<int> ordinals;
+namespace {
+
+// A merged ALLREDUCE item bound to memory.
+struct BoundCollective {
+  std::vector<std::string> devices;
+  std::vector<int> ordinals;  // CUDA ordinals (-1: not a CUDA GPU)
   std::vector<const void*> send;
   std::vector<void*> recv;
-  std::vector<std::string> devices;
+  DType dtype = dtypes::float32;
+  size_t bytes = 0;
+  Ops op = Ops::ADD;
+  bool on_cpus() const { return std::all_of(devices.begin(), devices.end(), is_cpu); }
+  bool on_gpus() const {
+    return std::all_of(ordinals.begin(), ordinals.end(), [](int o) { return o >= 0; });
+  }
+};
+
+BoundCollective bind(const ScheduleItem& item) {
+  BoundCollective c;
+  const size_t n = item.outputs;
   for (size_t i = 0; i < n; i++) {
     std::shared_ptr<Buffer> out = buffer_of(item.bufs[i].get()), in = buffer_of(item.bufs[n + i].get());
-    devices.push_back(out->device());
-    ordinals.push_back(cuda_ordinal(out->device()));
-    recv.push_back(out->ensure_writable());
-    send.push_back(in->ensure_allocated());
+    c.devices.push_back(out->device());
+    c.ordinals.push_back(cuda_ordinal(out->device()));
+    c.recv.push_back(out->ensure_writable());
+    c.send.push_back(in->ensure_allocated());
     get_device(out->device());  // (opened, so its context exists before NCCL uses it)
   }
-  const DType dt = item.bufs[0]->dtype;
-  const size_t bytes = buffer_of(item.bufs[0].get())->nbytes();
-  const bool wait = timing_each_item();
-  auto t0 = std::chrono::steady_clock::now();
-  const Ops op = item.ast->get<ReduceArg>().op;
-  if (std::all_of(devices.begin(), devices.end(), is_cpu))
-    host_all_reduce(send, recv, bytes / size_t(dt.itemsize()), dt, op);
-  else if (std::all_of(ordinals.begin(), ordinals.end(), [](int o) { return o >= 0; }))
-    nccl_all_reduce(ordinals, send, recv, bytes / size_t(dt.itemsize()), dt, op);
-  else
-    throw Error("allreduce over " + device_set_name(devices) + ": no collective for these devices");
-  if (wait)
-    for (const std::string& d : devices) get_device(d).synchronize();
-  double et = wait ? std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() : 0;
+  c.dtype = item.bufs[0]->dtype;
+  c.bytes = buffer_of(item.bufs[0].get())->nbytes();
+  c.op = item.ast->get<ReduceArg>().op;
+  if (!c.on_cpus() && !c.on_gpus())
+    throw Error("allreduce over " + device_set_name(c.devices) + ": no collective for these devices");
+  return c;
+}
+
+void count_and_print(const BoundCollective& c, double et) {
   GlobalCounters::kernel_count++;
-  GlobalCounters::global_mem += int64_t(bytes * n * 2);
+  GlobalCounters::global_mem += int64_t(c.bytes * c.devices.size() * 2);
   GlobalCounters::time_sum_s += et;
-  if (DEBUG >= 2) {
-    char line[160];
-    std::snprintf(line, sizeof(line), "*** %-7s %4lld allreduce %7.2fM over %-30s tm %9.2fus", devices[0].c_str(),
-                  static_cast<long long>(GlobalCounters::kernel_count), double(bytes) / 1e6,
-                  device_set_name(devices).c_str(), et * 1e6);
-    std::printf("%s\n", line);
-    std::fflush(stdout);
+  if (DEBUG < 2) return;
+  std::printf("*** %-7s %4lld allreduce %7.2fM over %-30s tm %9.2fus\n", c.devices[0].c_str(),
+              static_cast<long long>(GlobalCounters::kernel_count), double(c.bytes) / 1e6,
+              device_set_name(c.devices).c_str(), et * 1e6);
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+void run_collective(const ScheduleItem& item) { run_collectives({item}); }
+
+void run_collectives(const std::vector<ScheduleItem>& items) {
+  std::vector<BoundCollective> bound;
+  for (const ScheduleItem& item : items) bound.push_back(bind(item));
+  const bool wait = timing_each_item();
+  std::vector<NcclAllReduce> group;  // the GPUs' collectives, one NCCL group (one at a time when timed)
+  auto flush = [&] {
+    if (!group.empty()) nccl_all_reduce(group);
+    group.clear();
+  };
+  for (const BoundCollective& c : bound) {
+    auto t0 = std::chrono::steady_clock::now();
+    const size_t count = c.bytes / size_t(c.dtype.itemsize());
+    if (c.on_cpus())
+      host_all_reduce(c.send, c.recv, count, c.dtype, c.op);
+    else
+      group.push_back({c.ordinals, c.send, c.recv, count, c.dtype, c.op});
+    if (wait) {
+      flush();
+      for (const std::string& d : c.devices) get_device(d).synchronize();
+    }
+    count_and_print(c, wait ? std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() : 0);
   }
+  flush();
 }
 
 }  // namespace tg

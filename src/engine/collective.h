@@ -18,5 +18,8 @@ bool has_collective(const std::vector<std::string>& devices, DType dtype);
 std::vector<ScheduleItem> merge_collectives(std::vector<ScheduleItem> items);
 // Runs a merged item (DEBUG=2 prints it as one line).
 void run_collective(const ScheduleItem& item);
+// Runs merged items that are ready together; the GPUs' in one NCCL group (one launch and rendezvous for all), unless
+// each item is timed (DEBUG>=2, PROFILE).
+void run_collectives(const std::vector<ScheduleItem>& items);
 
 }  // namespace tg

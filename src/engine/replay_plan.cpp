@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <optional>
 #include <unordered_set>
 
@@ -24,6 +25,28 @@ namespace {
 // Kernels between two copies or collectives grouped by device, each device's in their order: data crosses devices
 // only through copies and collectives, so kernels of different devices in one such run never depend on each other,
 // and each device's group can be one graph (a sharded step's devices interleave in the schedule).
+// Whether `item` must run after collective `c`: it reads or writes c's results, or writes c's parts.
+bool after_collective(const ScheduleItem& item, const ScheduleItem& c) {
+  for (size_t i = 0; i < item.bufs.size(); i++)
+    for (size_t j = 0; j < c.bufs.size(); j++)
+      if (item.bufs[i] == c.bufs[j] && (j < c.outputs || i < item.outputs)) return true;
+  return false;
+}
+
+// Each collective moved down to just before the first item that must run after it (or to the end), so the
+// collectives of a step's gradients (read only by the optimizer's updates) come together and run as one NCCL group.
+std::vector<ScheduleItem> sink_collectives(std::vector<ScheduleItem> items) {
+  std::vector<ScheduleItem> out, pending;
+  for (ScheduleItem& item : items) {
+    bool blocked = false;
+    for (const ScheduleItem& c : pending) blocked = blocked || after_collective(item, c);
+    if (blocked) std::move(pending.begin(), pending.end(), std::back_inserter(out)), pending.clear();
+    (item.ast->op == Ops::ALLREDUCE ? pending : out).push_back(std::move(item));
+  }
+  std::move(pending.begin(), pending.end(), std::back_inserter(out));
+  return out;
+}
+
 std::vector<ScheduleItem> grouped_by_device(std::vector<ScheduleItem> items) {
   auto kernel = [](const ScheduleItem& i) { return i.ast->op != Ops::COPY && i.ast->op != Ops::ALLREDUCE; };
   for (size_t x = 0; x < items.size();) {
@@ -53,7 +76,7 @@ std::vector<ScheduleItem> grouped_by_device(std::vector<ScheduleItem> items) {
 
 ReplayPlan::ReplayPlan(std::vector<ScheduleItem> items, std::vector<UOpPtr> inputs, const std::vector<UOpPtr>& outputs,
                        std::vector<HostInput> host_inputs, std::vector<std::string> variables)
-    : items_(grouped_by_device(std::move(items))),
+    : items_(grouped_by_device(sink_collectives(std::move(items)))),
       inputs_(std::move(inputs)),
       host_inputs_(std::move(host_inputs)),
       variables_(std::move(variables)) {
@@ -172,6 +195,14 @@ std::unordered_map<const UOp*, UOpPtr> ReplayPlan::rebind(const std::vector<UOpP
 // Item by item through the engine, each BUFFER node of a captured input replaced by the new one.
 void ReplayPlan::run_items(const std::vector<UOpPtr>& inputs) { replay(items_, rebind(inputs)); }
 
+// One past the run of collectives starting at x (consecutive ones run as one NCCL group); x + 1 for a copy.
+size_t ReplayPlan::non_kernels_end(size_t x) const {
+  size_t end = x + 1;
+  if (items_[x].ast->op == Ops::ALLREDUCE)
+    while (end < items_.size() && items_[end].ast->op == Ops::ALLREDUCE) end++;
+  return end;
+}
+
 void ReplayPlan::run_bound(const std::vector<UOpPtr>& inputs) {
   std::vector<void*> in;
   for (const UOpPtr& u : inputs) in.push_back(buffer_of(u.get())->ensure_allocated());
@@ -179,9 +210,11 @@ void ReplayPlan::run_bound(const std::vector<UOpPtr>& inputs) {
   size_t s = 0;
   for (size_t x = 0; x < execs_.size(); x++) {
     Exec& e = execs_[x];
-    if (!e.runner) {  // a copy: through the engine (which counts it), with the inputs rebound
+    if (!e.runner) {  // a copy or collectives: through the engine (which counts them), with the inputs rebound
       if (!rebound) rebound = rebind(inputs);
-      replay({items_[x]}, *rebound);
+      const size_t end = non_kernels_end(x);
+      replay({items_.begin() + long(x), items_.begin() + long(end)}, *rebound);
+      x = end - 1;
       continue;
     }
     if (s == slots_.size() || slots_[s].exec != x) {  // (most kernels read no input: no copy of their pointers)
@@ -209,7 +242,11 @@ void ReplayPlan::run_graphs(const std::vector<UOpPtr>& inputs) {
   if (values_ != graph_values_) update_graphs();
   for (size_t x = 0; x < execs_.size(); x++) {
     if (graphs_[x]) graphs_[x]->launch();
-    if (!execs_[x].runner) replay({items_[x]}, {});  // a copy, on captured memory (inputs were copied in)
+    if (!execs_[x].runner) {  // a copy or collectives, on captured memory (inputs were copied in)
+      const size_t end = non_kernels_end(x);
+      replay({items_.begin() + long(x), items_.begin() + long(end)}, {});
+      x = end - 1;
+    }
   }
   count_kernels();
 }

@@ -2,8 +2,9 @@
 // TinyJit's replays (tensor/jit.cpp): a captured batch (engine/capture.h) bound to memory once. Each kernel's
 // runner and buffer pointers are resolved when the plan is made and the inputs' places noted, so a replay only
 // swaps the new inputs' pointers in and launches. Where the device records launch graphs (CUDA) and the batch
-// allows it (kernels on one device, no kernel writes an input, JIT < 2), the first untimed replay records each run
-// of consecutive kernels between copies as one graph, and every replay copies the new inputs into the captured
+// allows it (no kernel writes an input, JIT < 2), the first untimed replay records each run of consecutive kernels
+// of one device between copies and collectives as one graph (a run's kernels are grouped by device first: they
+// cannot depend on each other across devices), and every replay copies the new inputs into the captured
 // ones, then launches the graphs (and runs the copies between them): one call per run of kernels. A replay that is
 // timed or printed per kernel (DEBUG>=2, PROFILE) runs the items one by one, as eager code does.
 #include <memory>
@@ -79,6 +80,7 @@ class ReplayPlan {
   void run_items(const std::vector<UOpPtr>& inputs);
   void set_variables(const std::vector<int64_t>& values);
   void run_bound(const std::vector<UOpPtr>& inputs);
+  size_t non_kernels_end(size_t x) const;
   void record_graphs();
   void update_graphs();
   void launch_run(size_t begin, size_t end);

@@ -118,21 +118,36 @@ bool nccl_supports(DType dtype, Ops op) { return nccl_type(dtype) >= 0 && nccl_o
 
 void nccl_all_reduce(const std::vector<int>& ordinals, const std::vector<const void*>& send,
                      const std::vector<void*>& recv, size_t count, DType dtype, Ops op) {
-  if (!nccl_supports(dtype, op))
-    throw Error(std::string("NCCL: no all-reduce of ") + dtype.name() + " by " + op_name(op));
-  if (send.size() != ordinals.size() || recv.size() != ordinals.size())
-    throw Error("NCCL: all-reduce over " + std::to_string(ordinals.size()) + " GPUs given " +
-                std::to_string(send.size()) + " send and " + std::to_string(recv.size()) + " receive buffers");
-  std::vector<ncclComm_t>& comms = comms_for(ordinals);
+  nccl_all_reduce(std::vector<NcclAllReduce>{{ordinals, send, recv, count, dtype, op}});
+}
+
+void nccl_all_reduce(const std::vector<NcclAllReduce>& calls) {
+  for (const NcclAllReduce& c : calls) {
+    if (!nccl_supports(c.dtype, c.op))
+      throw Error(std::string("NCCL: no all-reduce of ") + c.dtype.name() + " by " + op_name(c.op));
+    if (c.send.size() != c.ordinals.size() || c.recv.size() != c.ordinals.size())
+      throw Error("NCCL: all-reduce over " + std::to_string(c.ordinals.size()) + " GPUs given " +
+                  std::to_string(c.send.size()) + " send and " + std::to_string(c.recv.size()) + " receive buffers");
+  }
+  std::vector<std::vector<ncclComm_t>*> comms;
+  for (const NcclAllReduce& c : calls) comms.push_back(&comms_for(c.ordinals));  // (made outside the group)
   const Api& a = api();
   check(a.GroupStart(), "ncclGroupStart");
   ncclResult_t first_error = kNcclSuccess;
-  for (size_t i = 0; i < ordinals.size(); i++) {
-    ncclResult_t r = a.AllReduce(send[i], recv[i], count, nccl_type(dtype), nccl_op(op), comms[i], nullptr);
-    if (r != kNcclSuccess && first_error == kNcclSuccess) first_error = r;
+  std::string failed;
+  for (size_t k = 0; k < calls.size(); k++) {
+    const NcclAllReduce& c = calls[k];
+    for (size_t i = 0; i < c.ordinals.size(); i++) {
+      ncclResult_t r =
+          a.AllReduce(c.send[i], c.recv[i], c.count, nccl_type(c.dtype), nccl_op(c.op), (*comms[k])[i], nullptr);
+      if (r != kNcclSuccess && first_error == kNcclSuccess) {
+        first_error = r;
+        failed = "ncclAllReduce of " + std::to_string(c.count) + " " + c.dtype.name();
+      }
+    }
   }
   check(a.GroupEnd(), "ncclGroupEnd");  // (ends the group even when a call failed)
-  check(first_error, "ncclAllReduce of " + std::to_string(count) + " " + dtype.name());
+  check(first_error, failed);
 }
 
 }  // namespace tg

@@ -25,5 +25,15 @@ bool nccl_supports(DType dtype, Ops op);
 // NCCL's message on failure.
 void nccl_all_reduce(const std::vector<int>& ordinals, const std::vector<const void*>& send,
                      const std::vector<void*>& recv, size_t count, DType dtype, Ops op);
+// Several all-reduces in one NCCL group (NCCL launches them together: one rendezvous of the GPUs, not one each).
+struct NcclAllReduce {
+  std::vector<int> ordinals;
+  std::vector<const void*> send;
+  std::vector<void*> recv;
+  size_t count = 0;
+  DType dtype = dtypes::float32;
+  Ops op = Ops::ADD;
+};
+void nccl_all_reduce(const std::vector<NcclAllReduce>& calls);
 
 }  // namespace tg

@@ -129,6 +129,49 @@ Parts resharded(const Parts& p, int64_t axis) {
   return full;
 }
 
+// Past two devices and kRingBytes, the copies form a ring: the flattened value in n chunks, chunk c summed along the
+// ring from device c + 1 (each device adds its part to what it receives and passes it on) to device c, which sends
+// the finished chunk to every other device. A device then sends and receives about 2 (n - 1) / n of the value,
+// not n - 1 times it. Every device gets each chunk's one sum: the replicas are the same bits. Null below the size.
+constexpr int64_t kRingBytes = int64_t(1) << 18;
+UOpPtr ring_all_reduced(const Parts& p, Ops op) {
+  const int64_t n = int64_t(p.n());
+  const sint size = prod(p.parts[0]->shape);
+  const DType dt = p.parts[0]->dtype;
+  if (n <= 2 || !size.is_int() || int64_t(size) * dt.itemsize() < kRingBytes) return nullptr;
+  const int64_t numel = int64_t(size), k = (numel + n - 1) / n;
+  auto chunk = [&](size_t j, int64_t c) {  // part j's chunk c, (k,)
+    UOpPtr flat = movement_uop(Ops::RESHAPE, p.parts[j], Shape{numel});
+    if (n * k != numel) flat = movement_uop(Ops::PAD, flat, Shape{0, n * k - numel});
+    return movement_uop(Ops::SHRINK, flat, Shape{c * k, (c + 1) * k});
+  };
+  std::vector<UOpPtr> summed;  // chunk c's sum, on device c
+  for (int64_t c = 0; c < n; c++) {
+    size_t at = size_t((c + 1) % n);
+    UOpPtr acc = chunk(at, c);
+    for (int64_t step = 2; step <= n; step++) {
+      const size_t next = size_t((c + step) % n);
+      acc = UOp::alu(op, {copy_to(p.devices[next], p.devices[at], acc), chunk(next, c)});
+      at = next;
+    }
+    summed.push_back(contiguous_of(acc));
+  }
+  std::vector<UOpPtr> parts;
+  for (size_t i = 0; i < size_t(n); i++) {
+    UOpPtr whole;  // the chunks side by side (padded, then added: cat)
+    for (int64_t c = 0; c < n; c++) {
+      UOpPtr piece = copy_to(p.devices[i], p.devices[size_t(c)], summed[size_t(c)]);
+      if (dt == dtypes::bool_) piece = piece->cast(dtypes::uint8);
+      piece = movement_uop(Ops::PAD, piece, Shape{c * k, (n - 1 - c) * k});
+      whole = whole ? UOp::alu(Ops::ADD, {whole, piece}) : piece;
+    }
+    if (dt == dtypes::bool_) whole = whole->cast(dt);
+    whole = movement_uop(Ops::SHRINK, whole, Shape{0, numel});
+    parts.push_back(movement_uop(Ops::RESHAPE, whole, p.parts[0]->shape));
+  }
+  return make_multi(p.device, -1, parts);
+}
+
 // The pass's state: how the devices all-reduce.
 struct MultiCtx {
   const CollectiveSupport* collective = nullptr;
@@ -148,6 +191,7 @@ Parts all_reduced(const Parts& partial, Ops op, const MultiCtx& ctx) {
     }
     return out;
   }
+  if (UOpPtr m = ring_all_reduced(p, op)) return parts_of(m);
   for (size_t i = 0; i < p.n(); i++) {
     UOpPtr total;
     for (size_t j = 0; j < p.n(); j++) {

@@ -15,8 +15,8 @@ TEST(Collective, CudaSetsWithNcclAndCpuSetsHaveOne) {
   EXPECT_TRUE(has_collective({"CPU:2", "CPU:1", "CPU"}, dtypes::int64));
   EXPECT_FALSE(has_collective({"CPU", "CPU:1"}, dtypes::float16));  // (those all-reduce through copies)
   EXPECT_FALSE(has_collective({"CPU", "LLVM"}, dtypes::float32));
-  EXPECT_FALSE(has_collective({"CUDA"}, dtypes::float32));            // one device: nothing to reduce
-  EXPECT_FALSE(has_collective({"CUDA", "CUDA:1"}, dtypes::bool_));    // NCCL has no bool
+  EXPECT_FALSE(has_collective({"CUDA"}, dtypes::float32));          // one device: nothing to reduce
+  EXPECT_FALSE(has_collective({"CUDA", "CUDA:1"}, dtypes::bool_));  // NCCL has no bool
   EXPECT_FALSE(has_collective({"CUDA", "CUDA:1"}, dtypes::int16));
 }
 

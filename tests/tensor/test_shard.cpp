@@ -298,3 +298,66 @@ TEST(Shard, JitReplaysAShardedStepInPlace) {
 
 }  // namespace
 }  // namespace tg
+
+namespace tg {
+namespace {
+
+TEST(Shard, RingAllReduceOfLargeValuesWithoutACollective) {
+  // float16 and bool have no collective on CPU devices: past two devices and 256 KiB their all-reduce is a ring of
+  // copies (schedule/multi.cpp); its result must be the one-device result, on every device alike.
+  const std::vector<std::string> devs{"CPU", "CPU:1", "CPU:2"};
+  Tensor x = random_tensor({6, 50001}, 30);
+  Tensor h = x.cast(dtypes::float16);
+  Tensor s = h.shard(devs, 0).sum(0).realize();
+  expect_close(s, h.sum(0), 1e-2);
+  for (size_t i = 2; i < s.uop()->src.size(); i++)
+    EXPECT_EQ(Tensor(s.uop()->src[i], devs[i - 1]).cast(dtypes::float32).tolist<float>(),
+              Tensor(s.uop()->src[1], devs[0]).cast(dtypes::float32).tolist<float>());
+  Tensor b = x > 1.5f;
+  EXPECT_EQ(b.shard(devs, 0).max(0).cast(dtypes::int32).tolist<int32_t>(),
+            b.max(0).cast(dtypes::int32).tolist<int32_t>());
+  expect_close(h.shard(devs, 0).max(0), h.max(0), 0);
+}
+
+}  // namespace
+}  // namespace tg
+
+namespace tg {
+namespace {
+
+TEST(Shard, JitDataParallelStepMatchesEagerOnOneDevice) {
+  // The replay moves each all-reduce down to its first reader, so the gradients' all-reduces run together (one NCCL
+  // group on GPUs; here the CPU devices' shared-memory reduce); the values must not change.
+  const std::vector<std::string> devs{"CPU", "CPU:1"};
+  auto params = [] {
+    std::vector<Tensor> p{random_tensor({6, 8}, 40), random_tensor({8}, 41), random_tensor({8, 3}, 42)};
+    for (Tensor& t : p) t = t.contiguous().realize().requires_grad_();
+    return p;
+  };
+  std::vector<Tensor> one = params(), many = params();
+  for (Tensor& t : many) t.shard_(devs);
+  nn::optim::SGD opt_one(one, 0.05), opt_many(many, 0.05);
+  auto step = [](std::vector<Tensor>& p, nn::optim::SGD& opt) {
+    return [&p, &opt](const std::vector<Tensor>& in) {
+      nn::TrainingScope train;
+      opt.zero_grad();
+      Tensor loss = ((in[0].matmul(p[0]) + p[1]).relu().matmul(p[2]) - in[1]).square().mean();
+      loss.backward();
+      opt.step({loss});
+      return std::vector<Tensor>{loss};
+    };
+  };
+  TinyJit jit_many(step(many, opt_many));
+  auto eager_one = step(one, opt_one);
+  for (int i = 0; i < 5; i++) {
+    Tensor x = random_tensor({10, 6}, 300 + uint32_t(i)), y = random_tensor({10, 3}, 400 + uint32_t(i));
+    Tensor l1 = eager_one({x, y})[0];
+    Tensor l2 = jit_many({x.shard(devs, 0), y.shard(devs, 0)})[0];
+    expect_close(l2, l1, 1e-5);
+  }
+  EXPECT_TRUE(jit_many.captured());
+  for (size_t i = 0; i < one.size(); i++) expect_close(many[i], one[i], 1e-5);
+}
+
+}  // namespace
+}  // namespace tg
