@@ -71,7 +71,8 @@ namespace tgpy {
 // ---- convert.cpp: Python values <-> tensors ----
 // A dtype argument: a DType, a tinygrad name ("float32", "int"), or None (nullopt).
 std::optional<tg::DType> dtype_arg(nb::handle h);
-// A device from Python: a name, or a tuple/list of names (a sharded tensor's devices, as tinygrad's) -> "(A, B)".
+// A device from Python: a name, or a tuple/list of names (a sharded tensor's devices, as tinygrad's) -> "(A, B)";
+// None -> "" (the default device).
 std::string device_arg(nb::handle device);
 // A tensor's device for Python: its name, or the tuple of its devices when it is spread over several.
 nb::object device_of(const tg::Tensor& t);

@@ -208,6 +208,7 @@ std::optional<tg::DType> dtype_arg(nb::handle h) {
 }
 
 std::string device_arg(nb::handle device) {
+  if (device.is_none()) return "";
   if (!nb::isinstance<nb::tuple>(device) && !nb::isinstance<nb::list>(device)) return nb::cast<std::string>(device);
   std::string s = "(";
   for (nb::handle d : device) s += (s.size() > 1 ? ", " : "") + nb::cast<std::string>(d);

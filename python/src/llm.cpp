@@ -16,12 +16,6 @@
 
 namespace tgpy {
 
-namespace {
-
-std::string device_arg(nb::handle device) { return device.is_none() ? "" : nb::cast<std::string>(device); }
-
-}  // namespace
-
 void bind_llm(nb::module_& m) {
   using tg::nn::GPT2;
   using tg::nn::Llama;
