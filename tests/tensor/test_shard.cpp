@@ -129,9 +129,9 @@ TEST(Shard, MovementOpsMoveOrGatherTheAxis) {
     expect_close(s.pad({{0, 0}, {3, 1}}), x.pad({{0, 0}, {3, 1}}));
     expect_close(s.shrink({{1, 3}, {0, 6}}), x.shrink({{1, 3}, {0, 6}}));
     expect_close(s.shrink({{0, 4}, {2, 5}}), x.shrink({{0, 4}, {2, 5}}));
-    expect_close(s.flip({0}), x.flip({0}));
-    expect_close(s.flip({1}), x.flip({1}));
-    expect_close(s[{1}], x[{1}]);
+    expect_close(s.flip(0), x.flip(0));
+    expect_close(s.flip(1), x.flip(1));
+    expect_close(s[1], x[1]);
   }
   EXPECT_EQ(x.shard(kTwo, 1).transpose().shard_axis(), std::optional<int64_t>(0));
   EXPECT_EQ(x.shard(kTwo, 0).reshape({2, 2, 6}).shard_axis(), std::optional<int64_t>(0));
@@ -269,11 +269,6 @@ TEST(Shard, DataParallelTrainingMatchesOneDevice) {
   }
 }
 
-}  // namespace
-}  // namespace tg
-
-namespace tg {
-namespace {
 
 TEST(Shard, JitReplaysAShardedStepInPlace) {
   const std::vector<std::string> devs{"CPU", "CPU:1"};
@@ -296,11 +291,6 @@ TEST(Shard, JitReplaysAShardedStepInPlace) {
   EXPECT_TRUE(jit.captured());
 }
 
-}  // namespace
-}  // namespace tg
-
-namespace tg {
-namespace {
 
 TEST(Shard, RingAllReduceOfLargeValuesWithoutACollective) {
   // float16 and bool have no collective on CPU devices: past two devices and 256 KiB their all-reduce is a ring of
@@ -319,11 +309,6 @@ TEST(Shard, RingAllReduceOfLargeValuesWithoutACollective) {
   expect_close(h.shard(devs, 0).max(0), h.max(0), 0);
 }
 
-}  // namespace
-}  // namespace tg
-
-namespace tg {
-namespace {
 
 TEST(Shard, JitDataParallelStepMatchesEagerOnOneDevice) {
   // The replay moves each all-reduce down to its first reader, so the gradients' all-reduces run together (one NCCL
