@@ -22,12 +22,11 @@ namespace {
 
 // "CUDA" -> 0, "CUDA:3" -> 3; -1 for any other device.
 int cuda_ordinal(const std::string& device) {
-  if (device == "CUDA") return 0;
-  if (device.rfind("CUDA:", 0) != 0) return -1;
-  return std::stoi(device.substr(5));
+  auto [kind, index] = device_kind(device);
+  return kind == "CUDA" ? index : -1;
 }
 
-bool is_cpu(const std::string& device) { return device == "CPU" || device.rfind("CPU:", 0) == 0; }
+bool is_cpu(const std::string& device) { return device_kind(device).first == "CPU"; }
 
 // The CPU devices' collective: their memory is this process's, so the reduce reads every part where it is, in
 // device order (every result the same bits), and writes each result.

@@ -106,6 +106,8 @@ std::string canonical_device(const std::string& name) {
   return base + ":" + std::to_string(index);
 }
 
+std::pair<std::string, int> device_kind(const std::string& canonical) { return split_index(canonical, canonical); }
+
 Device& get_device(const std::string& name) {
   std::string canon = canonical_device(name);
   if (is_device_set(canon))

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "codegen/program.h"
@@ -123,6 +124,8 @@ Device& get_device(const std::string& name);
 // tg::Error for unknown devices and for CUDA:N with N >= the number of GPUs ("CUDA" and "CUDA:0" are always
 // spelled; get_device says why they cannot open).
 std::string canonical_device(const std::string& name);
+// A canonical device name's kind and instance: "CUDA:3" -> {"CUDA", 3}, "CPU" -> {"CPU", 0}.
+std::pair<std::string, int> device_kind(const std::string& canonical);
 // DEV from the environment if set, else the best available: "CUDA" when a GPU (and NVRTC) is there, else
 // "CPU".
 std::string default_device();

@@ -55,8 +55,7 @@ class MallocAllocator : public Allocator {
 class CpuAllocator : public MallocAllocator {
  public:
   bool transfer(void* dst, const void* src, size_t bytes, Device& src_dev) override {
-    const std::string& from = src_dev.name();
-    if (from != "CPU" && from.rfind("CPU:", 0) != 0) return false;
+    if (device_kind(src_dev.name()).first != "CPU") return false;
     std::memcpy(dst, src, bytes);
     return true;
   }

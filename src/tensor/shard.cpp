@@ -30,7 +30,7 @@ Tensor Tensor::shard(const std::vector<std::string>& devices, std::optional<int6
       throw Error("shard: dim " + std::to_string(ax) + " of shape " + fmt_shape(shape()) + " does not split into " +
                   std::to_string(n) + " equal parts (its size must be a multiple of the device count)");
   }
-  std::vector<UOpPtr> src{UOp::make(Ops::DEVICE, dtypes::void_, {}, device_set_name(devs))};
+  std::vector<UOpPtr> parts;
   for (int64_t i = 0; i < n; i++) {
     Tensor part = *this;
     if (ax >= 0) {
@@ -41,9 +41,9 @@ Tensor Tensor::shard(const std::vector<std::string>& devices, std::optional<int6
                                           : std::pair<sint, sint>{0, shape()[d]});
       part = part.shrink(window);
     }
-    src.push_back(part.to(devs[size_t(i)]).uop());
+    parts.push_back(part.to(devs[size_t(i)]).uop());
   }
-  return Tensor(UOp::make(Ops::MULTI, dtype(), std::move(src), ax), device_set_name(devs));
+  return Tensor(multi_uop(device_set_name(devs), ax, parts), device_set_name(devs));
 }
 
 Tensor& Tensor::shard_(const std::vector<std::string>& devices, std::optional<int64_t> axis) {

@@ -11,6 +11,7 @@
 #include "uop/device_set.h"
 #include "runtime/device.h"
 #include "engine/buffers.h"
+#include "schedule/multi.h"
 #include "tensor/tensor_internal.h"
 #include "uop/exec_alu.h"
 
@@ -115,10 +116,9 @@ Tensor Tensor::empty(const Shape& shape, TensorOptions opts) {
   const int64_t n = checked_numel(shape, dt.itemsize(), "empty");
   std::string device = canonical_device(opts.device.empty() ? default_device() : opts.device);
   if (is_device_set(device)) {  // a buffer on each device
-    std::vector<UOpPtr> src{UOp::make(Ops::DEVICE, dtypes::void_, {}, device)};
-    for (const std::string& d : device_set_members(device))
-      src.push_back(empty(shape, {.dtype = dt, .device = d}).uop());
-    Tensor t(UOp::make(Ops::MULTI, dt, std::move(src), int64_t(-1)), device);
+    std::vector<UOpPtr> parts;
+    for (const std::string& d : device_set_members(device)) parts.push_back(empty(shape, {.dtype = dt, .device = d}).uop());
+    Tensor t(multi_uop(device, -1, parts), device);
     t.d_->requires_grad = opts.requires_grad;
     return t;
   }
@@ -234,8 +234,10 @@ Tensor Tensor::contiguous() const {
   }
   if (u->op == Ops::CONTIGUOUS) return *this;
   if (u->op == Ops::MULTI) {  // each part a whole buffer already: nothing to copy
+    const std::vector<std::string> devs = devices();
     bool whole = true;
-    for (size_t i = 1; i < u->src.size() && whole; i++) whole = Tensor(u->src[i], devices().at(i - 1)).contiguous().uop() == u->src[i];
+    for (size_t i = 1; i < u->src.size() && whole; i++)
+      whole = Tensor(u->src[i], devs.at(i - 1)).contiguous().uop() == u->src[i];
     if (whole) return *this;
   }
   // A reshape only needs its source realized: keep the reshape on top (a view of the result).
