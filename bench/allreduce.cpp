@@ -1,12 +1,15 @@
 // All-reduce of a sharded tensor's sum over its sharded axis: x of shape (n, count) split over n devices, x.sum(0)
 // gives every device the whole sum. Prints per size the median time and the bus bandwidth (NCCL's busbw:
-// 2 (n - 1) / n x bytes / time), checking the result once. bench/allreduce.py runs it beside torch.distributed.
+// 2 (n - 1) / n x bytes / time), checking the result once: as an eager call (the graph lowered, scheduled and run
+// each time, as torch.distributed's all_reduce is one call of its own) and replayed by TinyJit (the collective alone).
+// bench/allreduce_torch.py runs torch.distributed's on the same GPUs.
 //
 //   build/bench/allreduce [n_devices (2)] [max MiB (256)]     devices of DEV's kind: CUDA, CUDA:1, ...
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -25,8 +28,22 @@ int main(int argc, char** argv) {
     auto sync = [&] {
       for (const std::string& d : devs) tg::get_device(d).synchronize();
     };
-    std::printf("# all-reduce (sum, float32) over %s\n# %10s %12s %12s\n",
-                tg::Tensor::zeros({1}).shard(devs).device().c_str(), "bytes", "median_us", "busbw_GB/s");
+    std::printf("# all-reduce (sum, float32) over %s\n# %10s %12s %12s %12s %12s\n",
+                tg::Tensor::zeros({1}).shard(devs).device().c_str(), "bytes", "eager_us", "busbw_GB/s", "jit_us",
+                "busbw_GB/s");
+    // The median seconds of `call` over reps calls, each waited for on every device.
+    auto median_time = [&](int reps, const std::function<void()>& call) {
+      std::vector<double> times;
+      for (int r = 0; r < reps; r++) {
+        sync();
+        auto t0 = std::chrono::steady_clock::now();
+        call();
+        sync();
+        times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      }
+      std::sort(times.begin(), times.end());
+      return times[times.size() / 2];
+    };
     for (int64_t bytes = int64_t(1) << 20; bytes <= max_mib << 20; bytes *= 4) {
       const int64_t count = bytes / 4;
       tg::Tensor x = (tg::Tensor::ones({n, count}, {.device = devs[0]}) * 1.5f).shard(devs, 0).contiguous().realize();
@@ -34,19 +51,15 @@ int main(int argc, char** argv) {
       const std::vector<float> got = y.shrink({{0, 4}}).tolist<float>();
       for (float v : got)
         if (v != 1.5f * float(n)) throw tg::Error("all-reduce gave " + std::to_string(v));
-      std::vector<double> times;
       const int reps = bytes >= (int64_t(64) << 20) ? 20 : 50;
-      for (int r = 0; r < reps; r++) {
-        sync();
-        auto t0 = std::chrono::steady_clock::now();
-        tg::Tensor z = x.sum(0).realize();
-        sync();
-        times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-      }
-      std::sort(times.begin(), times.end());
-      const double t = times[times.size() / 2];
-      std::printf("  %10lld %12.1f %12.1f\n", static_cast<long long>(bytes), t * 1e6,
-                  2.0 * (n - 1) / n * double(bytes) / t / 1e9);
+      const double eager = median_time(reps, [&] { x.sum(0).realize(); });
+      tg::TinyJit jit([](const std::vector<tg::Tensor>& in) { return std::vector<tg::Tensor>{in[0].sum(0)}; });
+      for (int warm = 0; warm < 3; warm++)  // (runs, captures, replays)
+        if (jit({x})[0].shrink({{0, 4}}).tolist<float>() != got) throw tg::Error("the replayed all-reduce differs");
+      const double replayed = median_time(reps, [&] { jit({x}); });
+      auto busbw = [&](double t) { return 2.0 * (n - 1) / n * double(bytes) / t / 1e9; };
+      std::printf("  %10lld %12.1f %12.1f %12.1f %12.1f\n", static_cast<long long>(bytes), eager * 1e6, busbw(eager),
+                  replayed * 1e6, busbw(replayed));
       std::fflush(stdout);
     }
   } catch (const tg::Error& e) {

@@ -11,7 +11,8 @@
 //        an evaluation reaches this test accuracy; exit 1 if the run ends below it), JIT=0 (run the step
 //        eagerly instead of replaying it under tg::TinyJit), GPUS=n (data parallel over n devices of the default
 //        kind, "CUDA, CUDA:1, ..." or "CPU, CPU:1, ...": the weights replicated, each batch split, the gradients
-//        all-reduced; BS is the whole batch).
+//        all-reduced; BS is the whole batch; BatchNorm normalizes each device's part by its own statistics, as
+//        torch's DistributedDataParallel does, unless SYNC_BN=1: the whole batch's, two all-reduces a layer and pass).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -109,6 +110,7 @@ int main(int argc, char** argv) {
     if (!devs.empty()) {  // data parallel: every weight and statistic replicated (before the optimizer makes its state)
       if (bs % long(devs.size()) != 0) throw tg::Error("BS must be a multiple of GPUS");
       for (auto& [name, t] : nn::get_state_dict(model)) t.shard_(devs);
+      model.bn1.sync_stats = model.bn2.sync_stats = env_int("SYNC_BN", 0) != 0;
       std::fprintf(stderr, "data parallel over %s\n", tg::Tensor::zeros({1}).shard(devs).device().c_str());
     }
     const char* lr_env = std::getenv("LR");

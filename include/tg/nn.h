@@ -228,6 +228,10 @@ struct BatchNorm {
   Tensor num_batches_tracked;                        // int64 scalar
   double eps, momentum;
   bool track_running_stats;
+  // false: a batch sharded along axis 0 over several devices is normalized on each device by its own part's
+  // statistics (torch's BatchNorm under DistributedDataParallel: no all-reduce in the forward or backward pass), the
+  // running statistics taking the devices' mean. true: the whole batch's (torch's SyncBatchNorm), as on one device.
+  bool sync_stats = true;
   explicit BatchNorm(int64_t sz, double eps = 1e-5, bool affine = true, bool track_running_stats = true,
                      double momentum = 0.1);
   Tensor operator()(const Tensor& x);

@@ -172,8 +172,8 @@ std::vector<CompiledRunner*> find_runners(const std::vector<std::pair<std::strin
     else if (std::none_of(missing.begin(), missing.end(), [&](size_t m) { return kernels[m] == kernels[i]; }))
       missing.push_back(i);
   }
-  const int jobs = compile_jobs();
-  if (beam > 0 || jobs < 2 || missing.size() < 2) return found;  // (get_runner compiles them as they come)
+  // (get_runner compiles them as they come; compile_jobs() reads /sys: not on every realize)
+  if (beam > 0 || missing.size() < 2 || compile_jobs() < 2) return found;
   std::vector<std::unique_ptr<CompiledRunner>> planned(missing.size());
   for (size_t m = 0; m < missing.size(); m++) {
     try {
@@ -199,7 +199,7 @@ std::vector<CompiledRunner*> find_runners(const std::vector<std::pair<std::strin
     }
   };
   std::vector<std::thread> pool;
-  for (size_t t = 1; t < std::min(planned.size(), size_t(jobs)); t++) pool.emplace_back(work);
+  for (size_t t = 1; t < std::min(planned.size(), size_t(compile_jobs())); t++) pool.emplace_back(work);
   work();
   for (auto& t : pool) t.join();
   for (size_t m = 0; m < planned.size(); m++) {

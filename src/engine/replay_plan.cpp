@@ -22,31 +22,63 @@ ContextVar JIT_PLAN("JIT_PLAN", 1);  // 0: captured intermediates keep their own
 }  // namespace
 
 namespace {
-// Kernels between two copies or collectives grouped by device, each device's in their order: data crosses devices
-// only through copies and collectives, so kernels of different devices in one such run never depend on each other,
-// and each device's group can be one graph (a sharded step's devices interleave in the schedule).
-// Whether `item` must run after collective `c`: it reads or writes c's results, or writes c's parts.
-bool after_collective(const ScheduleItem& item, const ScheduleItem& c) {
-  for (size_t i = 0; i < item.bufs.size(); i++)
-    for (size_t j = 0; j < c.bufs.size(); j++)
-      if (item.bufs[i] == c.bufs[j] && (j < c.outputs || i < item.outputs)) return true;
+// Whether `later` must stay after `earlier`: they share a buffer that either one writes.
+bool must_follow(const ScheduleItem& later, const ScheduleItem& earlier) {
+  for (size_t i = 0; i < later.bufs.size(); i++)
+    for (size_t j = 0; j < earlier.bufs.size(); j++)
+      if (later.bufs[i] == earlier.bufs[j] && (j < earlier.outputs || i < later.outputs)) return true;
   return false;
 }
 
-// Each collective moved down to just before the first item that must run after it (or to the end), so the
-// collectives of a step's gradients (read only by the optimizer's updates) come together and run as one NCCL group.
-std::vector<ScheduleItem> sink_collectives(std::vector<ScheduleItem> items) {
-  std::vector<ScheduleItem> out, pending;
+bool is_collective(const ScheduleItem& item) { return item.ast->op == Ops::ALLREDUCE; }
+
+// A step's collectives made into few rendezvous. The schedule puts each optimizer update right after its gradient's
+// all-reduce, so collectives and the kernels that read them alternate. Here every collective, and every item that
+// must follow a held one, is held back to the end, where the held items run in rounds: the collectives that follow
+// no held kernel (one NCCL group), then the kernels that follow them, then the collectives those let run, ... A
+// data-parallel step's gradients (and BatchNorm's running statistics) become one group before the updates.
+std::vector<ScheduleItem> defer_collectives(std::vector<ScheduleItem> items) {
+  std::vector<ScheduleItem> out, held;
   for (ScheduleItem& item : items) {
-    bool blocked = false;
-    for (const ScheduleItem& c : pending) blocked = blocked || after_collective(item, c);
-    if (blocked) std::move(pending.begin(), pending.end(), std::back_inserter(out)), pending.clear();
-    (item.ast->op == Ops::ALLREDUCE ? pending : out).push_back(std::move(item));
+    bool hold = is_collective(item);
+    for (size_t k = 0; k < held.size() && !hold; k++) hold = must_follow(item, held[k]);
+    (hold ? held : out).push_back(std::move(item));
   }
-  std::move(pending.begin(), pending.end(), std::back_inserter(out));
+  // The round of each held item: a collective's is one past the kernels' it follows, a kernel's that of what it
+  // follows (it runs after that round's collectives).
+  std::vector<size_t> round(held.size(), 0);
+  std::vector<char> collective(held.size());
+  size_t rounds = 0;
+  for (size_t j = 0; j < held.size(); j++) {
+    collective[j] = is_collective(held[j]);
+    for (size_t k = 0; k < j; k++)
+      if (must_follow(held[j], held[k]))
+        round[j] = std::max(round[j], round[k] + (collective[j] && !collective[k] ? 1 : 0));
+    rounds = std::max(rounds, round[j] + 1);
+  }
+  for (size_t r = 0; r < rounds; r++)
+    for (char collectives : {1, 0})
+      for (size_t j = 0; j < held.size(); j++)
+        if (round[j] == r && collective[j] == collectives) out.push_back(std::move(held[j]));
   return out;
 }
 
+// Copies that follow no earlier item (a host value refreshed each replay: a learning rate, a step count) moved to
+// the front, so they do not cut the kernels into more graphs.
+std::vector<ScheduleItem> copies_first(std::vector<ScheduleItem> items) {
+  std::vector<ScheduleItem> copies, rest;
+  for (ScheduleItem& item : items) {
+    bool free = item.ast->op == Ops::COPY;
+    for (size_t k = 0; k < rest.size() && free; k++) free = !must_follow(item, rest[k]);
+    (free ? copies : rest).push_back(std::move(item));
+  }
+  std::move(rest.begin(), rest.end(), std::back_inserter(copies));
+  return copies;
+}
+
+// Kernels between two copies or collectives grouped by device, each device's in their order: data crosses devices
+// only through copies and collectives, so kernels of different devices in one such run never depend on each other,
+// and each device's group can be one graph (a sharded step's devices interleave in the schedule).
 std::vector<ScheduleItem> grouped_by_device(std::vector<ScheduleItem> items) {
   auto kernel = [](const ScheduleItem& i) { return i.ast->op != Ops::COPY && i.ast->op != Ops::ALLREDUCE; };
   for (size_t x = 0; x < items.size();) {
@@ -76,7 +108,7 @@ std::vector<ScheduleItem> grouped_by_device(std::vector<ScheduleItem> items) {
 
 ReplayPlan::ReplayPlan(std::vector<ScheduleItem> items, std::vector<UOpPtr> inputs, const std::vector<UOpPtr>& outputs,
                        std::vector<HostInput> host_inputs, std::vector<std::string> variables)
-    : items_(grouped_by_device(sink_collectives(std::move(items)))),
+    : items_(grouped_by_device(copies_first(defer_collectives(std::move(items))))),
       inputs_(std::move(inputs)),
       host_inputs_(std::move(host_inputs)),
       variables_(std::move(variables)) {
@@ -129,6 +161,22 @@ ReplayPlan::ReplayPlan(std::vector<ScheduleItem> items, std::vector<UOpPtr> inpu
     execs_.push_back(std::move(e));
   }
   if (device.empty()) graphable_ = false;
+  if (DEBUG >= 2) {
+    const ReplayShape r = shape();
+    std::printf("JIT plan: %zu kernels in %zu runs, %zu copies, %zu all-reduces in %zu groups\n", r.kernels, r.runs,
+                r.copies, r.collectives, r.groups);
+  }
+}
+
+ReplayShape ReplayPlan::shape() const {
+  ReplayShape r;
+  for (size_t i = 0; i < items_.size(); i++) {
+    const Ops op = items_[i].ast->op, before = i > 0 ? items_[i - 1].ast->op : Ops::NOOP;
+    if (op == Ops::COPY) r.copies++;
+    else if (op == Ops::ALLREDUCE) r.collectives++, r.groups += before != Ops::ALLREDUCE;
+    else r.kernels++, r.runs += i == 0 || before == Ops::COPY || before == Ops::ALLREDUCE;
+  }
+  return r;
 }
 
 void ReplayPlan::run(const std::vector<UOpPtr>& inputs, const std::vector<int64_t>& variables) {

@@ -21,6 +21,12 @@
 
 namespace tg {
 
+// What a replay runs: kernels in runs between copies and collectives (a graph per device each), and the
+// rendezvous of its collectives (consecutive ones are one group).
+struct ReplayShape {
+  size_t kernels = 0, runs = 0, copies = 0, collectives = 0, groups = 0;
+};
+
 class ReplayPlan {
  public:
   // `inputs`: the BUFFER nodes the batch read its inputs from when it was captured; `outputs`: those of the
@@ -34,6 +40,7 @@ class ReplayPlan {
   // variables' new values (in the order of `variables`; each checked against its range).
   void run(const std::vector<UOpPtr>& inputs, const std::vector<int64_t>& variables = {});
   size_t size() const { return items_.size(); }
+  ReplayShape shape() const;  // (printed at DEBUG>=2 when the plan is made)
   bool graphed() const { return !graphs_.empty(); }
   const MemoryPlanStats& memory() const { return memory_; }
 

@@ -141,12 +141,50 @@ BatchNorm::BatchNorm(int64_t sz, double eps_, bool affine, bool track, double mo
   }
 }
 
+namespace {
+
+// The running statistics moved toward a batch's (mean and biased variance over n values a channel). The running
+// variance is the unbiased one, as torch keeps it: n / (n - 1) per channel.
+void update_running_stats(BatchNorm& bn, const Tensor& batch_mean, const Tensor& batch_var, double n) {
+  double unbias = n > 1 ? n / (n - 1) : 1.0;
+  Tensor rm = *bn.running_mean, rv = *bn.running_var;
+  rm.assign(((1 - bn.momentum) * rm + bn.momentum * batch_mean.detach()).cast(rm.dtype()));
+  rv.assign(((1 - bn.momentum) * rv + (bn.momentum * unbias) * batch_var.detach()).cast(rv.dtype()));
+  bn.num_batches_tracked.assign(bn.num_batches_tracked + 1);
+}
+
+// sync_stats = false over a batch sharded along axis 0 on g devices: x seen as (g, N / g, C, ...), sharded along
+// the new axis 0, so its statistics (g, C) are each device's own and reduce without leaving it.
+Tensor per_device_batchnorm(BatchNorm& bn, const Tensor& x, int64_t g) {
+  const Shape s = x.shape();
+  Shape gs{sint(g), s[0] / g};
+  gs.insert(gs.end(), s.begin() + 1, s.end());
+  std::vector<int64_t> axes{1};  // every axis but the devices' and the channels'
+  for (int64_t i = 3; i < int64_t(gs.size()); i++) axes.push_back(i);
+  Shape stat_shape(gs.size(), 1), channel(gs.size(), 1);
+  stat_shape[0] = g, stat_shape[2] = channel[2] = s[1];
+  Tensor xg = x.reshape(gs);
+  Tensor batch_mean = xg.mean(axes);
+  Tensor y = xg - batch_mean.detach().reshape(stat_shape);
+  Tensor batch_var = (y * y).mean(axes);
+  if (bn.track_running_stats)  // (the devices' mean: one all-reduce, read only by the update)
+    update_running_stats(bn, batch_mean.mean(0), batch_var.mean(0), double(x.numel()) / double(g * int64_t(s[1])));
+  Tensor out = (xg - batch_mean.reshape(stat_shape)) * (batch_var + bn.eps).rsqrt().reshape(stat_shape);
+  if (bn.weight) out = out * bn.weight->reshape(channel);
+  if (bn.bias) out = out + bn.bias->reshape(channel);
+  return out.reshape(s);
+}
+
+}  // namespace
+
 Tensor BatchNorm::operator()(const Tensor& x) {
   int64_t c = running_mean ? running_mean->numel() : weight ? weight->numel() : -1;
   if (c >= 0) check_channels("BatchNorm", x, c);
   else if (x.ndim() < 2) throw Error("BatchNorm: input " + fmt_shape(x.shape()) + " needs (N, C, ...)");
   if (track_running_stats && !Tensor::training)
     return x.batchnorm(weight, bias, *running_mean, (*running_var + eps).rsqrt());
+  if (!sync_stats && x.devices().size() > 1 && x.shard_axis() == std::optional<int64_t>(0))
+    return per_device_batchnorm(*this, x, int64_t(x.devices().size()));
 
   std::vector<int64_t> axes;  // every axis but the channels
   for (int64_t i = 0; i < x.ndim(); i++)
@@ -156,15 +194,8 @@ Tensor BatchNorm::operator()(const Tensor& x) {
   // The mean is detached in the variance: d(var)/d(mean) is 0, and this keeps the backward graph small.
   Tensor y = x - batch_mean.detach().reshape(cs);
   Tensor batch_var = (y * y).mean(axes);
-  if (track_running_stats && Tensor::training) {
-    // The running variance is the unbiased one, as torch keeps it: n / (n - 1) per channel.
-    double n = double(x.numel()) / double(x.shape()[1]);
-    double unbias = n > 1 ? n / (n - 1) : 1.0;
-    Tensor rm = *running_mean, rv = *running_var;
-    rm.assign(((1 - momentum) * rm + momentum * batch_mean.detach()).cast(rm.dtype()));
-    rv.assign(((1 - momentum) * rv + (momentum * unbias) * batch_var.detach()).cast(rv.dtype()));
-    num_batches_tracked.assign(num_batches_tracked + 1);
-  }
+  if (track_running_stats && Tensor::training)
+    update_running_stats(*this, batch_mean, batch_var, double(x.numel()) / double(x.shape()[1]));
   return x.batchnorm(weight, bias, batch_mean, (batch_var + eps).rsqrt());
 }
 

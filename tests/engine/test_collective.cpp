@@ -1,10 +1,12 @@
-// Collectives of sharded tensors (engine/collective.h): the multi pass's ALLREDUCE items and their merging. Running
-// them needs GPUs and NCCL (devrun/bench on the GPU machine); here the pass is told CPU devices have a collective.
+// Collectives of sharded tensors (engine/collective.h): the multi pass's ALLREDUCE items, their merging, and their
+// order in a TinyJit replay. NCCL needs GPUs (devrun/bench on the GPU machine); here CPU devices have a collective.
 #include <gtest/gtest.h>
 
 #include "engine/collective.h"
+#include "engine/replay_plan.h"
 #include "schedule/multi.h"
 #include "schedule/realized.h"
+#include "tg/nn.h"
 #include "tg/tg.h"
 
 namespace tg {
@@ -60,6 +62,35 @@ TEST(Collective, ReduceOverTheShardedAxisIsOneItemAfterMerging) {
   EXPECT_EQ(c.outputs, 3u);
   EXPECT_EQ(buffer_device(c.bufs[0].get()), "CPU");
   EXPECT_EQ(buffer_device(c.bufs[2].get()), "CPU:2");
+}
+
+TEST(Collective, AReplayAllReducesAStepsGradientsAsOneGroup) {
+  // The schedule puts each parameter's update right after its gradient's all-reduce; a replay holds the updates
+  // back so the all-reduces (the gradients' and the loss's) are one rendezvous, between two runs of kernels.
+  const std::vector<std::string> devs{"CPU", "CPU:1"};
+  std::vector<Tensor> p{Tensor::ones({6, 8}) * 0.1f, Tensor::ones({8}), Tensor::ones({8, 3}) * 0.2f};
+  for (Tensor& t : p) t = t.shard(devs).contiguous().realize().requires_grad_();
+  nn::optim::SGD opt(p, 0.05);
+  Tensor x = Tensor::ones({10, 6}).shard(devs, 0).contiguous().realize();
+  Tensor y = Tensor::zeros({10, 3}).shard(devs, 0).contiguous().realize();
+  std::vector<ScheduleItem> items;
+  {
+    ScheduleCapture capture;
+    nn::TrainingScope train;
+    opt.zero_grad();
+    Tensor loss = ((x.matmul(p[0]) + p[1]).relu().matmul(p[2]) - y).square().mean();
+    loss.backward();
+    opt.step({loss});
+    items = std::move(capture.items);
+  }
+  size_t alternations = 0;  // collectives with a kernel right after them, in the schedule's order
+  for (size_t i = 0; i + 1 < items.size(); i++)
+    alternations += items[i].ast->op == Ops::ALLREDUCE && items[i + 1].ast->op != Ops::ALLREDUCE;
+  EXPECT_GT(alternations, 1u) << "the schedule already groups them: this test shows nothing";
+  const ReplayShape shape = ReplayPlan(std::move(items), {}, {}).shape();
+  EXPECT_EQ(shape.collectives, 4u) << "three gradients and the loss";
+  EXPECT_EQ(shape.groups, 1u);
+  EXPECT_EQ(shape.runs, 2u) << "forward and backward; the updates";
 }
 
 }  // namespace

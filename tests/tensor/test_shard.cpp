@@ -269,6 +269,44 @@ TEST(Shard, DataParallelTrainingMatchesOneDevice) {
   }
 }
 
+TEST(Shard, BatchNormWithPerDeviceStatisticsMatchesEachPartAlone) {
+  // sync_stats = false: each device's part of the batch normalized as if it were the whole batch on one device (what
+  // torch's BatchNorm does under DistributedDataParallel); the running statistics the mean of the parts' updates.
+  nn::TrainingScope train;
+  Tensor x = random_tensor({4, 3, 2, 5}, 50), t = random_tensor({4, 3, 2, 5}, 51);
+  auto make = [&] {  // (each its own tensors: shard_ moves them)
+    nn::BatchNorm bn(3);
+    bn.weight = random_tensor({3}, 52).contiguous().realize().requires_grad_();
+    bn.bias = random_tensor({3}, 53).contiguous().realize().requires_grad_();
+    return bn;
+  };
+  nn::BatchNorm local = make(), synced = make(), whole = make();
+  std::vector<nn::BatchNorm> halves{make(), make()};
+  local.sync_stats = false;
+  for (nn::BatchNorm* bn : {&local, &synced})
+    for (auto& [name, p] : nn::get_state_dict(*bn)) p.shard_(kTwo);
+  Tensor xs = x.shard(kTwo, 0).contiguous().realize().requires_grad_();
+  Tensor y = local(xs);
+  (y * t.shard(kTwo, 0)).sum().backward();
+  std::vector<Tensor> want, want_x_grad;
+  for (int64_t h = 0; h < 2; h++) {
+    Tensor xh = x.shrink({{2 * h, 2 * h + 2}, {0, 3}, {0, 2}, {0, 5}}).contiguous().realize().requires_grad_();
+    want.push_back(halves[size_t(h)](xh));
+    (want.back() * t.shrink({{2 * h, 2 * h + 2}, {0, 3}, {0, 2}, {0, 5}})).sum().backward();
+    want_x_grad.push_back(xh.grad());
+  }
+  expect_close(y, Tensor::cat({want[0], want[1]}, 0));
+  expect_close(xs.grad(), Tensor::cat({want_x_grad[0], want_x_grad[1]}, 0));
+  expect_close(local.weight->grad(), halves[0].weight->grad() + halves[1].weight->grad());
+  expect_close(local.bias->grad(), halves[0].bias->grad() + halves[1].bias->grad());
+  expect_close(*local.running_mean, (*halves[0].running_mean + *halves[1].running_mean) / 2);
+  expect_close(*local.running_var, (*halves[0].running_var + *halves[1].running_var) / 2);
+  EXPECT_EQ(local.num_batches_tracked.item<int64_t>(), 1);
+  // sync_stats = true (the default): the whole batch's statistics, as on one device
+  expect_close(synced(x.shard(kTwo, 0)), whole(x));
+  expect_close(*synced.running_var, *whole.running_var);
+}
+
 
 TEST(Shard, JitReplaysAShardedStepInPlace) {
   const std::vector<std::string> devs{"CPU", "CPU:1"};
