@@ -154,8 +154,8 @@ int main(int argc, char** argv) {
       // the step, which a replay would repeat, so it runs eagerly.
       x = place(x, devs), y = place(y, devs);
       Tensor loss = gather ? train_step({x, y})[0] : jit_step({x, y})[0];
+      loss_value = loss.item<float>();  // (waits for the step: a replay only queues its work on a GPU)
       step_s.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count());
-      loss_value = loss.item<float>();
       if ((eval_every > 0 && i % eval_every == eval_every - 1) || i == steps - 1)
         test_acc = test_accuracy(model, X_test, Y_test, devs);
       char post[96];

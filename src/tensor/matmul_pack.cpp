@@ -8,6 +8,7 @@
 #include "tensor/matmul_pack.h"
 
 #include "tg/context.h"
+#include "uop/device_set.h"
 
 namespace tg {
 namespace {
@@ -19,7 +20,12 @@ ContextVar CPU_PACK("CPU_PACK", 1);
 }  // namespace
 
 bool cpu_pack_enabled() { return CPU_PACK.value() != 0; }
-bool is_host_cpu_device(const std::string& device) { return device == "CPU" || device == "LLVM"; }
+// CPU, CPU:n and LLVM, and sets of them (a sharded tensor's kernels run on each member, with the same layouts).
+bool is_host_cpu_device(const std::string& device) {
+  for (const std::string& d : device_set_members(device))
+    if (const std::string kind = d.substr(0, d.find(':')); kind != "CPU" && kind != "LLVM") return false;
+  return true;
+}
 
 std::optional<Tensor> cpu_packed_dot(const Tensor& x, const Tensor& w) {
   const Shape a = x.shape(), b = w.shape();
