@@ -17,7 +17,9 @@
 #include "engine/realize.h"
 #include "helpers/env.h"
 #include "tg/context.h"
+#include "runtime/interpreter.h"
 #include "uop/pass_log.h"
+#include "uop/viz_trace.h"
 
 namespace tg {
 namespace {
@@ -93,10 +95,13 @@ namespace {
 std::unique_ptr<CompiledRunner> plan_runner(const std::string& device, const UOpPtr& ast,
                                             const std::vector<Opt>* opts) {
   Device& dev = get_device(device);
+  viz::Context trace("kernel", "", device);  // (VIZ: its passes, opts, program and source)
+  if (viz::enabled()) viz::record_step("ast", ast, ast, -1, 0, {});
   Kernel k(ast, dev.renderer());
   if (opts) k.apply_opts(*opts);
   else if (!NOOPT) k.hand_coded_optimizations();
   const std::string name = unique_name(k.name(), ast);
+  trace.rename(name);
   if (DEBUG >= 3) {
     std::printf("%s\n", (k.colored_name() + name.substr(k.name().size())).c_str());
     for (auto& o : k.applied_opts()) std::printf("%s\n", o.repr().c_str());
@@ -106,6 +111,14 @@ std::unique_ptr<CompiledRunner> plan_runner(const std::string& device, const UOp
   auto runner = std::make_unique<CompiledRunner>();
   runner->spec = program_spec(k, name, k.colored_name() + name.substr(k.name().size()));
   runner->device = device;
+  if (trace.index() >= 0) {
+    std::string applied;
+    for (auto& o : k.applied_opts()) applied += o.repr() + "\n";
+    trace.text("opts", applied.empty() ? "(no opts)" : applied);
+    trace.text("program", uops_listing(runner->spec.uops));
+    trace.text("source", runner->spec.src);
+    runner->viz_context = trace.index();
+  }
   return runner;
 }
 

@@ -20,6 +20,7 @@
 #include "tg/context.h"
 #include "tg/counters.h"
 #include "tg/error.h"
+#include "uop/viz_trace.h"
 
 namespace tg {
 
@@ -136,7 +137,9 @@ void run_schedule_item(const ScheduleItem& item, CompiledRunner* runner) {
     mem += int64_t(b->nbytes());
   }
   bool wait = timing_each_item();
+  const double start = r.viz_context >= 0 ? viz::now_s() : 0;
   double et = get_device(device).executes() ? r.program->run(ptrs, var_values(r.spec, item.vars), wait) : 0;
+  if (r.viz_context >= 0) viz::record_run(r.viz_context, r.spec.name, device, start, et, mem);
   GlobalCounters::kernel_count++;
   GlobalCounters::global_ops += r.spec.estimated_ops;
   GlobalCounters::global_mem += mem;
@@ -182,21 +185,36 @@ MemoryPlanStats plan_schedule(const std::vector<UOpPtr>& roots, const std::vecto
   return stats;
 }
 
+UOpPtr sink_of(const std::vector<UOpPtr>& roots) { return UOp::make(Ops::SINK, dtypes::void_, roots); }
+
+// (VIZ) the schedule as a step: the tensor graph in, the kernels' ASTs (and copies) out.
+void trace_kernels(viz::Context& trace, const std::vector<UOpPtr>& roots, const Schedule& sched,
+                   std::chrono::steady_clock::duration took) {
+  std::vector<UOpPtr> asts;
+  for (const ScheduleItem& item : sched.items) asts.push_back(item.ast);
+  viz::record_step("kernels", sink_of(roots), sink_of(asts), -1, std::chrono::duration<double>(took).count(), {});
+  trace.rename("schedule: " + std::to_string(sched.items.size()) + " items" + (sched.cached ? " (cached)" : ""));
+}
+
 }  // namespace
 
 std::vector<UOpPtr> run_realize(const std::vector<UOpPtr>& roots, const std::vector<int>& released) {
   // Values spread over several devices: their graphs, one per device, are realized together (schedule/multi.h).
   if (std::any_of(roots.begin(), roots.end(), [](const UOpPtr& r) { return r->has_multi; })) {
+    viz::Context trace("schedule", "sharded: one graph per device");  // (VIZ: the multi pass)
     const MultiLowered lowered = lower_multi(roots, has_collective);
     return lowered.rebuild(run_realize(lowered.flat));
   }
   auto t0 = std::chrono::steady_clock::now();
+  viz::Context trace("schedule", "schedule");  // (VIZ: the tensor graph, the scheduler's passes, the kernels)
+  if (trace.index() >= 0) viz::record_step("tensor graph", sink_of(roots), sink_of(roots), -1, 0, {});
   Schedule sched = create_schedule(roots);
   for (const ScheduleItem& item : sched.items)
     if (item.ast->op == Ops::ALLREDUCE) {  // (sharded tensors on GPUs with NCCL: one item per collective)
       sched.items = merge_collectives(std::move(sched.items));
       break;
     }
+  if (trace.index() >= 0) trace_kernels(trace, roots, sched, std::chrono::steady_clock::now() - t0);
   if (DEBUG >= 1 && !sched.items.empty()) {
     double ms = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() * 1e3;
     std::printf("scheduled %zu kernels in %.2f ms%s\n", sched.items.size(), ms, sched.cached ? " (cached)" : "");

@@ -16,6 +16,7 @@ struct CompiledRunner {
   ProgramSpec spec;
   std::unique_ptr<Program> program;
   std::string device;
+  int viz_context = -1;  // (VIZ) the trace's context of its codegen (uop/viz_trace.h)
 };
 
 // The method cache: (device, ast) -> CompiledRunner, compiling on a miss.

@@ -1,13 +1,15 @@
 // UPat matching, the op-indexed PatternMatcher, and the iterative graph_rewrite.
 #include "uop/pattern.h"
 
-#include "uop/pass_log.h"
-
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <optional>
 #include <unordered_map>
 
 #include "tg/error.h"
 #include "uop/pass_log.h"
+#include "uop/viz_trace.h"
 
 namespace tg {
 
@@ -106,9 +108,36 @@ bool upat_match(const UPat& p, const UOpPtr& u, Captures& caps) {
 }
 
 // ---- PatternMatcher ----
-PatternMatcher::PatternMatcher(std::vector<std::pair<UPat, RewriteFn>> rules) {
-  for (auto& [pat, fn] : rules) rules_.push_back(Rule{std::move(pat), std::move(fn), {}});
+PatternMatcher::PatternMatcher(std::vector<std::pair<UPat, RewriteFn>> rules, std::source_location where) {
+  for (auto& [pat, fn] : rules)
+    rules_.push_back(Rule{std::move(pat), std::move(fn), {}, where.file_name(), where.line(), rules_.size()});
   index();
+}
+
+std::string upat_str(const UPat& p) {
+  std::string out;
+  for (size_t i = 0; i < p.ops.size() && i < 3; i++) out += (i ? "|" : "") + std::string(op_name(p.ops[i]));
+  if (p.ops.size() > 3) out += "|...";
+  if (p.const_value) {
+    char v[32];
+    std::snprintf(v, sizeof v, "%g", *p.const_value);
+    out += (out.empty() ? "CONST " : " ") + std::string(v);
+  }
+  if (!p.name.empty()) out += (out.empty() ? "" : ":") + p.name;
+  if (out.empty()) out = "_";
+  if (p.src) {
+    out += "(";
+    for (size_t i = 0; i < p.src->size(); i++) out += (i ? ", " : "") + upat_str((*p.src)[i]);
+    out += p.allow_any_len ? ", ...)" : ")";
+  }
+  return out;
+}
+
+std::string PatternMatcher::describe(size_t rule) const {
+  const Rule& r = rules_.at(rule);
+  std::string file = r.file;
+  if (size_t at = file.rfind("/src/"); at != std::string::npos) file = file.substr(at + 1);
+  return file + ":" + std::to_string(r.line) + " #" + std::to_string(r.number) + " " + upat_str(r.pat);
 }
 
 void PatternMatcher::index() {
@@ -134,7 +163,7 @@ PatternMatcher PatternMatcher::operator+(const PatternMatcher& other) const {
   return pm;
 }
 
-UOpPtr PatternMatcher::rewrite(const UOpPtr& u, void* ctx) const {
+UOpPtr PatternMatcher::rewrite(const UOpPtr& u, void* ctx, size_t* fired) const {
   if (by_op_.empty()) return nullptr;
   for (size_t i : by_op_[int(u->op)]) {
     const Rule& r = rules_[i];
@@ -147,7 +176,10 @@ UOpPtr PatternMatcher::rewrite(const UOpPtr& u, void* ctx) const {
     if (rejected) continue;
     Captures caps;
     if (!upat_match(r.pat, u, caps)) continue;
-    if (UOpPtr out = r.fn(caps, ctx); out && out != u) return out;
+    if (UOpPtr out = r.fn(caps, ctx); out && out != u) {
+      if (fired) *fired = i;
+      return out;
+    }
   }
   return nullptr;
 }
@@ -161,6 +193,15 @@ struct Rewriter {
   int64_t rewrites = 0;
   std::unordered_map<const UOp*, UOpPtr> done;  // node -> its final rewrite
   std::vector<UOpPtr> keep;                      // keys stay alive so addresses are not reused
+  std::vector<int64_t>* fired = nullptr;         // (VIZ) how often each rule fired
+
+  UOpPtr try_rules(const UOpPtr& n) {
+    if (!fired) return pm.rewrite(n, ctx);
+    size_t rule = 0;
+    UOpPtr r = pm.rewrite(n, ctx, &rule);
+    if (r) (*fired)[rule]++;
+    return r;
+  }
 
   void finish(const UOpPtr& u, UOpPtr result) {
     if (result != u) keep.push_back(u);  // an unchanged node is kept alive by its own entry
@@ -181,7 +222,7 @@ struct Rewriter {
       if (f.stage == 0) {
         if (done.count(f.node.get())) continue;
         if (bottom_up) {
-          if (UOpPtr r = pm.rewrite(f.node, ctx)) {
+          if (UOpPtr r = try_rules(f.node)) {
             rewrites++;
             stack.push_back({f.node, 2, r});
             if (!done.count(r.get())) stack.push_back({r, 0, nullptr});
@@ -201,8 +242,8 @@ struct Rewriter {
           for (auto& s : f.node->src) srcs.push_back(done.at(s.get()));
           n = UOp::make(f.node->op, f.node->dtype, std::move(srcs), f.node->arg);
         }
-        UOpPtr r = bottom_up ? nullptr : pm.rewrite(n, ctx);
-        if (!r && n != f.node && bottom_up) r = pm.rewrite(n, ctx);
+        UOpPtr r = bottom_up ? nullptr : try_rules(n);
+        if (!r && n != f.node && bottom_up) r = try_rules(n);
         if (r) {
           rewrites++;
           stack.push_back({f.node, 2, r});
@@ -236,12 +277,36 @@ UOpPtr graph_rewrite_map(const UOpPtr& sink, const PatternMatcher& pm,
   return out;
 }
 
+namespace {
+// A named rewrite under VIZ: recorded with its input, output, rules fired and time (uop/viz_trace.h).
+UOpPtr traced_rewrite(const std::string& name, const UOpPtr& sink, const PatternMatcher& pm, void* ctx,
+                      bool bottom_up, int64_t* rewrites) {
+  std::vector<int64_t> fired(pm.size(), 0);
+  auto t0 = std::chrono::steady_clock::now();
+  Rewriter rw{pm, ctx, bottom_up, 0, {}, {}, &fired};
+  UOpPtr out;
+  {
+    viz::StepDepth inside;  // (rewrites run by its rules are one level deeper)
+    out = rw.run(sink);
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::vector<viz::FiredRule> rules;
+  for (size_t i = 0; i < fired.size(); i++)
+    if (fired[i] > 0) rules.push_back({pm.describe(i), fired[i]});
+  viz::record_step(name, sink, out, rw.rewrites, seconds, rules);
+  *rewrites = rw.rewrites;
+  return out;
+}
+}  // namespace
+
 UOpPtr graph_rewrite(const std::string& name, const UOpPtr& sink, const PatternMatcher& pm, void* ctx, bool bottom_up) {
-  if (!PassLog::current()) return graph_rewrite(sink, pm, ctx, bottom_up);
-  ScopedPass pass(name);
+  const bool traced = viz::enabled();
+  if (!traced && !PassLog::current()) return graph_rewrite(sink, pm, ctx, bottom_up);
+  std::optional<ScopedPass> pass;
+  if (PassLog::current()) pass.emplace(name);
   int64_t n = 0;
-  UOpPtr out = graph_rewrite(sink, pm, ctx, bottom_up, &n);
-  pass.set(n, int64_t(toposort(out).size()));
+  UOpPtr out = traced ? traced_rewrite(name, sink, pm, ctx, bottom_up, &n) : graph_rewrite(sink, pm, ctx, bottom_up, &n);
+  if (pass) pass->set(n, int64_t(toposort(out).size()));
   return out;
 }
 

@@ -12,6 +12,7 @@
 //   });
 #include <functional>
 #include <optional>
+#include <source_location>
 #include <string>
 #include <unordered_map>
 #include <string_view>
@@ -69,17 +70,25 @@ using RewriteFn = std::function<UOpPtr(const Captures&, void* ctx)>;
 class PatternMatcher {
  public:
   PatternMatcher() = default;
-  PatternMatcher(std::vector<std::pair<UPat, RewriteFn>> rules);
-  // One rewrite of this node: the first matching rule whose function returns a node; nullptr if none.
-  UOpPtr rewrite(const UOpPtr& u, void* ctx = nullptr) const;
+  // `where`: where the rules are written (VIZ names a fired rule by it, its number and its pattern).
+  PatternMatcher(std::vector<std::pair<UPat, RewriteFn>> rules,
+                 std::source_location where = std::source_location::current());
+  // One rewrite of this node: the first matching rule whose function returns a node; nullptr if none. `fired`,
+  // when given, is set to that rule's index.
+  UOpPtr rewrite(const UOpPtr& u, void* ctx = nullptr, size_t* fired = nullptr) const;
   PatternMatcher operator+(const PatternMatcher& other) const;
   size_t size() const { return rules_.size(); }
+  // "src/uop/symbolic.cpp:131 #4 ADD(x, CONST)": the file and line of its rule list, its number there, its pattern.
+  std::string describe(size_t rule) const;
 
  private:
   struct Rule {
     UPat pat;
     RewriteFn fn;
     std::vector<Ops> required_src_ops;  // early reject: every one must appear among the node's sources
+    const char* file = "";
+    unsigned line = 0;
+    size_t number = 0;  // in its own list (operator+ keeps each rule's)
   };
   void index();
   std::vector<Rule> rules_;
@@ -105,11 +114,11 @@ template <class Ctx>
 class TypedMatcher {
  public:
   using Fn = std::function<UOpPtr(const Captures&, Ctx&)>;
-  TypedMatcher(std::vector<std::pair<UPat, Fn>> rules) {
+  TypedMatcher(std::vector<std::pair<UPat, Fn>> rules, std::source_location where = std::source_location::current()) {
     std::vector<std::pair<UPat, RewriteFn>> erased;
     for (auto& [pat, fn] : rules)
       erased.emplace_back(std::move(pat), [f = std::move(fn)](const Captures& m, void* ctx) { return f(m, *static_cast<Ctx*>(ctx)); });
-    pm_ = PatternMatcher(std::move(erased));
+    pm_ = PatternMatcher(std::move(erased), where);
   }
   const PatternMatcher& untyped() const { return pm_; }
   UOpPtr rewrite(const UOpPtr& u, Ctx& ctx) const { return pm_.rewrite(u, &ctx); }
@@ -125,6 +134,8 @@ UOpPtr graph_rewrite(const std::string& name, const UOpPtr& sink, const TypedMat
 }
 
 // Does `pat` match `u`? Captures are added to `caps` on success.
+// "ADD(x, CONST)": a pattern as its ops, capture names and sources, for VIZ and errors.
+std::string upat_str(const UPat& pat);
 bool upat_match(const UPat& pat, const UOpPtr& u, Captures& caps);
 
 }  // namespace tg

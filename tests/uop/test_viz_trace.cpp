@@ -1,0 +1,136 @@
+// The VIZ trace (uop/viz_trace.h): what a realize records, in the JSON format the viewer reads.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <set>
+
+#include "nn/state/json.h"
+#include "tg/context.h"
+#include "tg/tg.h"
+#include "uop/viz_trace.h"
+
+namespace tg {
+namespace {
+
+using nn::state::Json;
+
+// VIZ=2 on this thread (record, write only) with an empty trace; both restored after.
+struct Tracing {
+  explicit Tracing(long v = 2) : var(*ContextVar::find("VIZ")), old(var.value()) {
+    setenv("VIZ_PATH", (testing::TempDir() + "tg_viz_test_exit.json").c_str(), 0);  // (what the exit handler writes)
+    viz::reset_trace();
+    var.set(v);
+  }
+  ~Tracing() {
+    var.set(old);
+    viz::reset_trace();
+  }
+  ContextVar& var;
+  long old;
+};
+
+Json trace() { return nn::state::parse_json(viz::trace_json(), "VIZ trace", 16); }
+uint64_t num(const Json& j, const char* key) { return j.find(key)->as_uint().value(); }
+std::string str(const Json& j, const char* key) { return j.find(key)->text; }
+
+TEST(VizTrace, ARealizeRecordsItsScheduleKernelsPassesAndRuns) {
+  Tensor a = Tensor(std::vector<float>(16, 1.0f), {4, 4}).realize(), b = Tensor(std::vector<float>(16, 2.0f), {4, 4});
+  Tensor c = Tensor(std::vector<float>(4, 3.0f), {4});
+  b.realize(), c.realize();
+  Tracing on;  // (the inputs are buffers already: one kernel)
+  (a.matmul(b) + c).realize();
+  const Json t = trace();
+  EXPECT_EQ(num(t, "version"), 1u);
+  const Json& nodes = *t.find("nodes");
+  ASSERT_GT(nodes.items.size(), 10u);
+  for (size_t i = 0; i < nodes.items.size(); i++) {  // [op, dtype, arg, [src ids]]: sources stored first
+    const Json& n = nodes.items[i];
+    ASSERT_EQ(n.items.size(), 4u);
+    EXPECT_FALSE(n.items[0].text.empty());
+    for (const Json& s : n.items[3].items) EXPECT_LT(s.as_uint().value(), i) << "node " << i;
+  }
+  std::set<std::string> kinds, kernels, passes;
+  for (const Json& c : t.find("contexts")->items) {
+    kinds.insert(str(c, "kind"));
+    for (const Json& s : c.find("steps")->items) {
+      passes.insert(str(s, "pass"));
+      EXPECT_LT(num(s, "in"), nodes.items.size());
+      EXPECT_LT(num(s, "out"), nodes.items.size());
+      for (const Json& r : s.find("rules")->items) {  // "src/codegen/lowerer.cpp:167 #3 LOAD:x(...)"
+        EXPECT_NE(str(r, "loc").find(".cpp:"), std::string::npos) << str(r, "loc");
+        EXPECT_NE(str(r, "loc").find(" #"), std::string::npos) << str(r, "loc");
+        EXPECT_GT(num(r, "count"), 0u);
+      }
+    }
+    if (str(c, "kind") != "kernel") continue;
+    kernels.insert(str(c, "name"));
+    EXPECT_NE(c.find("text")->find("source")->text.find(str(c, "name")), std::string::npos) << "its source";
+    EXPECT_FALSE(c.find("text")->find("program")->text.empty());
+    EXPECT_FALSE(c.find("text")->find("opts")->text.empty());
+  }
+  EXPECT_TRUE(kinds.count("schedule"));
+  EXPECT_EQ(kernels.size(), 1u) << "a @ b + c is one kernel";
+  for (const char* p : {"tensor graph", "kernels", "ast", "expand", "symbolic"}) EXPECT_TRUE(passes.count(p)) << p;
+  const Json& runs = *t.find("runs");
+  ASSERT_EQ(runs.items.size(), 1u);
+  const Json& ctx = t.find("contexts")->items.at(num(runs.items[0], "context"));
+  EXPECT_EQ(str(ctx, "kind"), "kernel");
+  EXPECT_EQ(str(runs.items[0], "name"), str(ctx, "name"));
+  EXPECT_EQ(num(runs.items[0], "bytes"), 4u * (16 + 16 + 16 + 4)) << "the output, a, b and c";
+}
+
+TEST(VizTrace, NodesAreStoredOnceAndStepsChainTheirGraphs) {
+  Tracing on;
+  (Tensor::ones({8}) * 3.0f).sum().realize();
+  const Json t = trace();
+  for (const Json& c : t.find("contexts")->items) {
+    if (str(c, "kind") != "kernel") continue;
+    const auto& steps = c.find("steps")->items;
+    ASSERT_GE(steps.size(), 3u);
+    EXPECT_EQ(num(steps[0], "in"), num(steps[0], "out")) << "the AST as it came";
+    for (size_t i = 1; i < steps.size(); i++)  // each pass starts from the graph the one before it made
+      EXPECT_EQ(num(steps[i], "in"), num(steps[i - 1], "out")) << str(steps[i], "pass");
+  }
+  // the same graph recorded twice is the same ids
+  UOpPtr u = (Tensor::ones({3}) + 1.0f).uop();
+  const size_t before = trace().find("nodes")->items.size();
+  viz::record_step("again", u, u, -1, 0, {});
+  const size_t once = trace().find("nodes")->items.size();
+  viz::record_step("again", u, u, -1, 0, {});
+  EXPECT_GT(once, before);
+  EXPECT_EQ(trace().find("nodes")->items.size(), once);
+}
+
+TEST(VizTrace, NothingIsRecordedWhenOff) {
+  Tracing off(0);
+  EXPECT_FALSE(viz::enabled());
+  (Tensor::ones({5}) * 2.0f).realize();
+  const Json t = trace();
+  EXPECT_TRUE(t.find("nodes")->items.empty());
+  EXPECT_TRUE(t.find("contexts")->items.empty());
+  EXPECT_TRUE(t.find("runs")->items.empty());
+}
+
+TEST(VizTrace, DeepGraphsAreStoredWithoutRecursion) {
+  Tracing on;
+  UOpPtr x = UOp::make(Ops::CONST, dtypes::int32, {}, int64_t(1));
+  for (int i = 0; i < 200000; i++) x = UOp::make(Ops::ADD, dtypes::int32, {x, x});
+  viz::record_step("deep", x, x, -1, 0, {});
+  EXPECT_EQ(trace().find("nodes")->items.size(), 200001u);
+}
+
+TEST(VizTrace, TheFileIsTheJson) {
+  Tracing on;
+  (Tensor::ones({2}) + 1.0f).realize();
+  const std::string path = testing::TempDir() + "tg_viz_trace.json";
+  viz::write_trace(path);
+  std::ifstream f(path);
+  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, viz::trace_json());
+  EXPECT_THROW(viz::write_trace("/nonexistent-dir/x.json"), Error);
+}
+
+}  // namespace
+}  // namespace tg
