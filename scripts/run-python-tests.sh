@@ -3,7 +3,8 @@
 # gradient checked against PyTorch on the CPU, plus the API, nn, optim and state tests.
 #
 # Installs what it needs first, only when missing: the C++ build deps (scripts/install-deps.sh), then Debian's
-# python3 with dev headers, venv, numpy, pytest and CPU PyTorch (python3-torch), and nanobind from PyPI into a
+# python3 with dev headers, venv, numpy, pytest, CPU PyTorch (python3-torch) and Chromium (the VIZ viewer's
+# test), and nanobind from PyPI into a
 # venv (build-py/venv, which sees Debian's packages). Then builds libtg with the preset TG_PRESET (default:
 # `default`, in build/; incremental after scripts/run-tests.sh), installs it into build-py/tg, builds only
 # the module against it (build-py/module) and runs pytest with that on PYTHONPATH. Arguments go to pytest
@@ -32,6 +33,8 @@ has 'import ensurepip, venv' || need+=(python3-venv)
 has 'import numpy' || need+=(python3-numpy)
 has 'import pytest' || need+=(python3-pytest)
 has 'import torch' || need+=(python3-torch)
+# the VIZ viewer's test loads its page in headless Chromium (fonts for its screenshot)
+command -v chromium >/dev/null 2>&1 || need+=(chromium fonts-liberation)
 if [ ${#need[@]} -gt 0 ]; then
   sudo=()
   [ "$(id -u)" -eq 0 ] || sudo=(sudo)
