@@ -1,0 +1,121 @@
+"""The VIZ viewer (python/tinygrad_cpp/viz): its server, and its page in a real browser (Debian's headless
+Chromium) over a trace that the library wrote for a @ b + c."""
+import importlib.util
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import urllib.error
+import urllib.request
+
+import pytest
+
+VIZ_DIR = os.path.join(os.path.dirname(__file__), "..", "..", "python", "tinygrad_cpp", "viz")
+SERVE = os.path.join(VIZ_DIR, "serve.py")
+
+
+def load_serve():
+  spec = importlib.util.spec_from_file_location("viz_serve", SERVE)
+  mod = importlib.util.module_from_spec(spec)
+  spec.loader.exec_module(mod)
+  return mod
+
+
+class Server:
+  """serve.py on a free port, over `trace`, for the length of a with-block."""
+  def __init__(self, trace):
+    self.proc = subprocess.Popen([sys.executable, SERVE, trace, "--port", "0"], stdout=subprocess.PIPE, text=True)
+    line = self.proc.stdout.readline()
+    m = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+    assert m, f"serve.py printed {line!r}"
+    self.url = m.group(0)
+
+  def __enter__(self):
+    return self
+
+  def __exit__(self, *exc):
+    self.proc.terminate()
+    self.proc.wait(timeout=10)
+
+
+def get(url):
+  try:
+    with urllib.request.urlopen(url, timeout=10) as r:
+      return r.status, r.read()
+  except urllib.error.HTTPError as e:
+    return e.code, b""
+
+
+def test_only_loopback_clients():
+  serve = load_serve()
+  for ok in ["127.0.0.1", "127.5.6.7", "::1"]:
+    assert serve.is_local_client(ok), ok
+  for bad in ["10.0.0.1", "192.168.1.2", "8.8.8.8", "::ffff:10.0.0.1", "", "localhost", "garbage"]:
+    assert not serve.is_local_client(bad), bad
+
+
+def test_server_serves_the_page_and_the_trace():
+  trace = os.path.join(VIZ_DIR, "sample_trace.json")
+  with Server(trace) as s:
+    for path in ["", "viz.js", "viz.css"]:
+      status, body = get(s.url + path)
+      assert status == 200 and body, path
+    status, body = get(s.url + "trace.json")
+    assert status == 200 and body == open(trace, "rb").read()
+    assert get(s.url + "nope")[0] == 404
+    assert get(s.url + "../serve.py")[0] == 404
+
+
+def chromium():
+  exe = shutil.which("chromium")
+  if not exe:
+    pytest.fail("headless Chromium is needed: install Debian's chromium (scripts/run-python-tests.sh does)")
+  return exe
+
+
+def check_page_in_chromium(trace_path, expect, screenshot=None):
+  """Loads the viewer over `trace_path` in headless Chromium; returns the rendered DOM after checking that each
+  string of `expect` is in it. Writes a screenshot to `screenshot` when given."""
+  exe = chromium()
+  with Server(trace_path) as s, tempfile.TemporaryDirectory() as profile:
+    base = [exe, "--headless", "--no-sandbox", "--disable-gpu", f"--user-data-dir={profile}",
+            "--virtual-time-budget=10000"]
+    dom = subprocess.run(base + ["--dump-dom", s.url], capture_output=True, text=True, timeout=90).stdout
+    for e in expect:
+      assert e in dom, f"{e!r} not in the page"
+    if screenshot:
+      subprocess.run(base + ["--window-size=1400,900", f"--screenshot={screenshot}", s.url], capture_output=True,
+                     timeout=90)
+  return dom
+
+
+def test_page_in_chromium_over_the_sample():
+  dom = check_page_in_chromium(os.path.join(VIZ_DIR, "sample_trace.json"),
+                               ["kernel r_4_4", ">lower", "r_4_4(float* data0", "UPCAST(0, 4)"])
+  assert len(re.findall(r'class="node', dom)) == 6  # the lower step's output: SINK, MUL, LOAD, INDEX and two leaves
+  assert 'class="node changed"' in dom  # the lower step made nodes its input did not have
+
+
+def test_page_in_chromium_over_a_real_trace(tmp_path):
+  """A Python process computes a @ b + c with VIZ=2 (record, write at exit): the page shows its kernel, the
+  scheduler's and the codegen's passes, the rules that fired and the C source."""
+  trace = tmp_path / "trace.json"
+  program = ("from tinygrad_cpp import Tensor\n"
+             "a, b, c = Tensor([[1., 2., 3.], [4., 5., 6.]]), Tensor([[1., 0.], [0., 1.], [1., 1.]]), Tensor([10., 20.])\n"
+             "print((a @ b + c).tolist())\n")
+  env = dict(os.environ, VIZ="2", VIZ_PATH=str(trace), DEV="CPU")
+  out = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True, timeout=120)
+  assert out.returncode == 0, out.stderr
+  assert out.stdout.strip() == "[[14.0, 25.0], [20.0, 31.0]]"
+  t = json.loads(trace.read_text())
+  kernels = [c for c in t["contexts"] if c["kind"] == "kernel"]
+  assert len(kernels) == 1, [c["name"] for c in t["contexts"]]
+  name = kernels[0]["name"]
+  shot = os.environ.get("TG_VIZ_SCREENSHOT") or str(tmp_path / "viz.png")
+  dom = check_page_in_chromium(str(trace), [f"kernel {name}", "schedule", ">expand", ">reduce_to_acc",
+                                            "src/codegen/lowerer.cpp:", f"void {name}("], screenshot=shot)
+  assert 'class="node changed"' in dom
+  assert os.path.getsize(shot) > 10_000
