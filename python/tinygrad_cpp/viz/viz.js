@@ -75,6 +75,7 @@ function reorder(row, key) {
 function short(s, n) { return s.length > n ? s.slice(0, n - 1) + "\u2026" : s; }
 
 function drawGraph(root, before) {
+  const t0 = performance.now();
   const g = document.getElementById("viewport");
   g.replaceChildren();
   const ids = reachable(root), old = new Set(before >= 0 ? reachable(before) : ids);
@@ -103,7 +104,8 @@ function drawGraph(root, before) {
   g.append(edges, nodes);
   const changed = ids.filter(u => !old.has(u)).length;
   document.getElementById("graph-note").textContent =
-    `${ids.length} nodes` + (before >= 0 ? `, ${changed} made by this pass` : "") + (labeled ? "" : " (labels off)");
+    `${ids.length} nodes` + (before >= 0 ? `, ${changed} made by this pass` : "") + (labeled ? "" : " (labels off)") +
+    `, drawn in ${Math.round(performance.now() - t0)} ms`;
   fit(width, height);
 }
 
