@@ -194,12 +194,15 @@ struct Rewriter {
   std::unordered_map<const UOp*, UOpPtr> done;  // node -> its final rewrite
   std::vector<UOpPtr> keep;                      // keys stay alive so addresses are not reused
   std::vector<int64_t>* fired = nullptr;         // (VIZ) how often each rule fired
+  std::vector<viz::RewriteMatch>* matches = nullptr;  // (VIZ) the first rewrites, rule by pm's index
 
   UOpPtr try_rules(const UOpPtr& n) {
     if (!fired) return pm.rewrite(n, ctx);
     size_t rule = 0;
     UOpPtr r = pm.rewrite(n, ctx, &rule);
-    if (r) (*fired)[rule]++;
+    if (!r) return r;
+    (*fired)[rule]++;
+    if (matches->size() < viz::kMaxMatches) matches->push_back({rule, n, r});
     return r;
   }
 
@@ -282,8 +285,9 @@ namespace {
 UOpPtr traced_rewrite(const std::string& name, const UOpPtr& sink, const PatternMatcher& pm, void* ctx,
                       bool bottom_up, int64_t* rewrites) {
   std::vector<int64_t> fired(pm.size(), 0);
+  std::vector<viz::RewriteMatch> matches;
   auto t0 = std::chrono::steady_clock::now();
-  Rewriter rw{pm, ctx, bottom_up, 0, {}, {}, &fired};
+  Rewriter rw{pm, ctx, bottom_up, 0, {}, {}, &fired, &matches};
   UOpPtr out;
   {
     viz::StepDepth inside;  // (rewrites run by its rules are one level deeper)
@@ -291,9 +295,11 @@ UOpPtr traced_rewrite(const std::string& name, const UOpPtr& sink, const Pattern
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::vector<viz::FiredRule> rules;
+  std::vector<size_t> listed(fired.size(), 0);  // pm's rule index -> its place in `rules`
   for (size_t i = 0; i < fired.size(); i++)
-    if (fired[i] > 0) rules.push_back({pm.describe(i), fired[i]});
-  viz::record_step(name, sink, out, rw.rewrites, seconds, rules);
+    if (fired[i] > 0) listed[i] = rules.size(), rules.push_back({pm.describe(i), fired[i]});
+  for (viz::RewriteMatch& m : matches) m.rule = listed[m.rule];
+  viz::record_step(name, sink, out, rw.rewrites, seconds, rules, matches);
   *rewrites = rw.rewrites;
   return out;
 }

@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -32,6 +33,7 @@ struct Step {
   int64_t in, out, rewrites;
   double seconds;
   std::vector<FiredRule> rules;
+  std::vector<std::array<int64_t, 3>> matches;  // rule, from, to
 };
 
 struct Ctx {
@@ -206,11 +208,14 @@ StepDepth::~StepDepth() { t_depth--; }
 int StepDepth::current() { return t_depth; }
 
 void record_step(const std::string& pass, const UOpPtr& in, const UOpPtr& out, int64_t rewrites, double seconds,
-                 const std::vector<FiredRule>& rules) {
+                 const std::vector<FiredRule>& rules, const std::vector<RewriteMatch>& matches) {
   Trace& t = trace();
   std::lock_guard<std::mutex> lock(t.mu);
   const int64_t a = node_id(t, in.get()), b = node_id(t, out.get());
-  t.contexts[size_t(current_context(t))].steps.push_back({pass, t_depth, a, b, rewrites, seconds, rules});
+  std::vector<std::array<int64_t, 3>> m;
+  for (size_t i = 0; i < matches.size() && i < kMaxMatches; i++)
+    m.push_back({int64_t(matches[i].rule), node_id(t, matches[i].from.get()), node_id(t, matches[i].to.get())});
+  t.contexts[size_t(current_context(t))].steps.push_back({pass, t_depth, a, b, rewrites, seconds, rules, m});
 }
 
 void record_run(int context, const std::string& name, const std::string& device, double start_s, double seconds,
@@ -242,6 +247,10 @@ std::string trace_json() {
       for (size_t r = 0; r < st.rules.size(); r++)
         out += std::string(r ? "," : "") + "{\"loc\":" + quoted(st.rules[r].rule) +
                ",\"count\":" + std::to_string(st.rules[r].count) + "}";
+      out += "],\"matches\":[";
+      for (size_t m = 0; m < st.matches.size(); m++)
+        out += std::string(m ? "," : "") + "[" + std::to_string(st.matches[m][0]) + "," +
+               std::to_string(st.matches[m][1]) + "," + std::to_string(st.matches[m][2]) + "]";
       out += "]}";
     }
     out += "],\"text\":{";

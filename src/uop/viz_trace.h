@@ -8,7 +8,8 @@
 // Nothing is recorded, and nothing costs more than a check, while VIZ is 0.
 //
 // The format (version 1): {"version", "program", "nodes": [[op, dtype, arg, [src ids]], ...] (id = index),
-// "contexts": [{kind, name, device, steps: [{pass, depth, in, out, rewrites, us, rules: [{loc, count}]}],
+// "contexts": [{kind, name, device, steps: [{pass, depth, in, out, rewrites, us, rules: [{loc, count}],
+// matches: [[rule, from, to], ...]}],
 // text: {source, program, opts}}], "runs": [{context, name, device, start_us, us, bytes}]}.
 #include <cstdint>
 #include <string>
@@ -41,10 +42,17 @@ struct FiredRule {
   int64_t count = 0;
 };
 
+// One rewrite inside a pass: rule (an index into the step's rules) turned `from` into `to`.
+struct RewriteMatch {
+  size_t rule = 0;
+  UOpPtr from, to;
+};
+constexpr size_t kMaxMatches = 2000;  // a step keeps its first ones (the rules' counts stay whole)
+
 // One pass over a graph (a named graph_rewrite, or a stage that makes a new graph): recorded in this thread's
 // context (or the trace's "other" one).
 void record_step(const std::string& pass, const UOpPtr& in, const UOpPtr& out, int64_t rewrites, double seconds,
-                 const std::vector<FiredRule>& rules);
+                 const std::vector<FiredRule>& rules, const std::vector<RewriteMatch>& matches = {});
 // A kernel run: started `start_s` seconds after the trace began, took `seconds` (0 when not waited for).
 void record_run(int context, const std::string& name, const std::string& device, double start_s, double seconds,
                 int64_t bytes);

@@ -94,7 +94,8 @@ def check_page_in_chromium(trace_path, expect, screenshot=None):
 
 def test_page_in_chromium_over_the_sample():
   dom = check_page_in_chromium(os.path.join(VIZ_DIR, "sample_trace.json"),
-                               ["kernel r_4_4", ">lower", "r_4_4(float* data0", "UPCAST(0, 4)"])
+                               ["kernel r_4_4", ">lower", "r_4_4(float* data0", "UPCAST(0, 4)",
+                                "1. REDUCE_AXIS -&gt; MUL", "4. SINK -&gt; SINK"])
   assert len(re.findall(r'class="node', dom)) == 6  # the lower step's output: SINK, MUL, LOAD, INDEX and two leaves
   assert 'class="node changed"' in dom  # the lower step made nodes its input did not have
 
@@ -116,6 +117,7 @@ def test_page_in_chromium_over_a_real_trace(tmp_path):
   name = kernels[0]["name"]
   shot = os.environ.get("TG_VIZ_SCREENSHOT") or str(tmp_path / "viz.png")
   dom = check_page_in_chromium(str(trace), [f"kernel {name}", "schedule", ">expand", ">reduce_to_acc",
-                                            "src/codegen/lowerer.cpp:", f"void {name}("], screenshot=shot)
+                                            "src/codegen/lowerer.cpp:", f"void {name}(", "1. REDUCE_AXIS -&gt;"],
+                               screenshot=shot)
   assert 'class="node changed"' in dom
   assert os.path.getsize(shot) > 10_000

@@ -1,6 +1,7 @@
 // The VIZ trace (uop/viz_trace.h): what a realize records, in the JSON format the viewer reads.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -58,6 +59,15 @@ TEST(VizTrace, ARealizeRecordsItsScheduleKernelsPassesAndRuns) {
       passes.insert(str(s, "pass"));
       EXPECT_LT(num(s, "in"), nodes.items.size());
       EXPECT_LT(num(s, "out"), nodes.items.size());
+      const Json& matches = *s.find("matches");  // each rewrite: [rule, from, to], the first kMaxMatches
+      if (s.find("rewrites")->as_uint())
+        EXPECT_EQ(matches.items.size(), std::min<uint64_t>(num(s, "rewrites"), viz::kMaxMatches)) << str(s, "pass");
+      for (const Json& m : matches.items) {
+        EXPECT_LT(m.items.at(0).as_uint().value(), s.find("rules")->items.size());
+        EXPECT_LT(m.items.at(1).as_uint().value(), nodes.items.size());
+        EXPECT_LT(m.items.at(2).as_uint().value(), nodes.items.size());
+        EXPECT_NE(m.items[1].as_uint(), m.items[2].as_uint()) << "a rewrite changes its node";
+      }
       for (const Json& r : s.find("rules")->items) {  // "src/codegen/lowerer.cpp:167 #3 LOAD:x(...)"
         EXPECT_NE(str(r, "loc").find(".cpp:"), std::string::npos) << str(r, "loc");
         EXPECT_NE(str(r, "loc").find(" #"), std::string::npos) << str(r, "loc");

@@ -188,7 +188,27 @@ function selectStep(i) {
   rules.replaceChildren();
   if (!s.rules.length) rules.appendChild(el("div", {}, s.rewrites < 0 ? "(not a rewrite)" : "(none)"));
   for (const r of s.rules) rules.appendChild(el("div", {}, `${r.count}x  ${r.loc}`));
+  listMatches(s);
   drawStep();
+}
+
+// Each rewrite of the pass: clicking one draws the node it made with the nodes of the one it replaced plain, so
+// the rewrites can be stepped through one by one.
+function listMatches(s) {
+  const list = document.getElementById("matches");
+  list.replaceChildren();
+  (s.matches || []).forEach(([rule, from, to], i) => {
+    const [op] = trace.nodes[from], [op2] = trace.nodes[to];
+    const li = el("li", { title: s.rules[rule].loc }, `${i + 1}. ${op} -> ${op2}  (${s.rules[rule].loc.split(" ")[0]})`);
+    li.addEventListener("click", () => {
+      list.querySelectorAll("li").forEach(x => x.classList.toggle("selected", x === li));
+      drawGraph(to, from);
+      document.getElementById("graph-note").textContent += `; rewrite ${i + 1}: node ${from} -> ${to}`;
+    });
+    list.appendChild(li);
+  });
+  if (s.rewrites > (s.matches || []).length)
+    list.appendChild(el("li", {}, `(the first ${(s.matches || []).length} of ${s.rewrites})`));
 }
 
 function drawStep() {
