@@ -1,5 +1,6 @@
 """The VIZ viewer (python/tinygrad_cpp/viz): its server, and its page in a real browser (Debian's headless
-Chromium) over a trace that the library wrote for a @ b + c."""
+Chromium) over the sample trace, a generated 10,000-node one and a trace that the library wrote for a @ b + c.
+Only the last needs the compiled module (in a subprocess, as scripts/run-python-tests.sh puts it on PYTHONPATH)."""
 import importlib.util
 import json
 import os
@@ -81,23 +82,68 @@ def check_page_in_chromium(trace_path, expect, screenshot=None):
   string of `expect` is in it. Writes a screenshot to `screenshot` when given."""
   exe = chromium()
   with Server(trace_path) as s, tempfile.TemporaryDirectory() as profile:
+    # --no-sandbox: Chromium refuses to run as root without it; a fresh profile: no state from an earlier run
     base = [exe, "--headless", "--no-sandbox", "--disable-gpu", f"--user-data-dir={profile}",
             "--virtual-time-budget=10000"]
-    dom = subprocess.run(base + ["--dump-dom", s.url], capture_output=True, text=True, timeout=90).stdout
+    run = subprocess.run(base + ["--dump-dom", s.url], capture_output=True, text=True, timeout=60)
+    dom = run.stdout
+    assert "<ul id=\"contexts\">" in dom, f"chromium dumped no page (rc {run.returncode}): {run.stderr[-2000:]}"
     for e in expect:
       assert e in dom, f"{e!r} not in the page"
     if screenshot:
+      if os.path.exists(screenshot):
+        os.remove(screenshot)  # (so that the size check below sees this run's picture)
       subprocess.run(base + ["--window-size=1400,900", f"--screenshot={screenshot}", s.url], capture_output=True,
-                     timeout=90)
+                     timeout=60)
   return dom
 
 
-def test_page_in_chromium_over_the_sample():
+def test_page_in_chromium_over_the_sample(tmp_path):
+  shot = os.environ.get("TG_VIZ_SCREENSHOT") or str(tmp_path / "viz.png")
   dom = check_page_in_chromium(os.path.join(VIZ_DIR, "sample_trace.json"),
                                ["kernel r_4_4", ">lower", "r_4_4(float* data0", "UPCAST(0, 4)",
-                                "1. REDUCE_AXIS -&gt; MUL", "4. SINK -&gt; SINK"])
+                                "1. REDUCE_AXIS -&gt; MUL", "4. SINK -&gt; SINK"], screenshot=shot)
   assert len(re.findall(r'class="node', dom)) == 6  # the lower step's output: SINK, MUL, LOAD, INDEX and two leaves
   assert 'class="node changed"' in dom  # the lower step made nodes its input did not have
+  assert 'class="bar"' in dom  # the one run, in the timeline
+  assert os.path.getsize(shot) > 10_000
+
+
+def big_trace(n, seed=0):
+  """A trace of one kernel whose one step's output is an n-node graph: a few leaves, then nodes of one or two
+  sources each, under one SINK. Ids are shuffled, so sources often have larger ids than their users (the format
+  does not promise an order). The step's input is the graph without its last tenth, so that part is new."""
+  import random
+  rng = random.Random(seed)
+  nodes = [["DEFINE_GLOBAL", "float*", str(i), []] for i in range(8)]
+  for i in range(8, n - 1):
+    srcs = sorted({rng.randrange(max(0, i - 200), i) for _ in range(rng.choice([1, 2]))})
+    nodes.append([rng.choice(["ADD", "MUL", "LOAD", "INDEX"]), "float", f"arg {i}" * (i % 3), srcs])
+  users = {s for nd in nodes for s in nd[3]}
+  nodes.append(["SINK", "void", "", [i for i in range(n - 1) if i not in users]])
+  old_sink = [i for i in range(n * 9 // 10) if not any(s >= n * 9 // 10 for s in nodes[i][3])]
+  nodes.append(["SINK", "void", "", old_sink[-50:]])  # the input's root (n + 1 nodes in the trace in all)
+  perm = list(range(len(nodes)))
+  rng.shuffle(perm)  # new id of old id i: perm[i]
+  shuffled = [None] * len(nodes)
+  for i, (op, dt, arg, srcs) in enumerate(nodes):
+    shuffled[perm[i]] = [op, dt, arg, [perm[s] for s in srcs]]
+  step = {"pass": "big", "depth": 0, "in": perm[n], "out": perm[n - 1], "rewrites": 1, "us": 1.0,
+          "rules": [{"loc": "x.cpp:1", "count": 1}]}
+  return {"version": 1, "program": "big", "nodes": shuffled, "runs": [],
+          "contexts": [{"kind": "kernel", "name": "big", "device": "CPU", "steps": [step], "text": {}}]}
+
+
+def test_page_in_chromium_over_10k_nodes(tmp_path):
+  """A 10,000-node graph with sources after their users in id order: laid out and drawn (boxes only, past 3000
+  nodes), the new part highlighted, well inside Chromium's time budget."""
+  trace = tmp_path / "big.json"
+  trace.write_text(json.dumps(big_trace(10_000)))
+  dom = check_page_in_chromium(str(trace), ["kernel big", ">big", "10000 nodes", "(labels off)"])
+  assert len(re.findall(r'class="node', dom)) == 10_000
+  assert 'class="node changed"' in dom
+  assert "NaN" not in dom  # every node got a layer: a source's id after its user's must not matter
+  assert re.search(r"drawn in \d+ ms", dom)  # (0 ms here: virtual time stops the page's clock)
 
 
 def test_page_in_chromium_over_a_real_trace(tmp_path):

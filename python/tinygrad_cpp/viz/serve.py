@@ -13,8 +13,7 @@ import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-STATIC = {"/": ("index.html", "text/html"), "/index.html": ("index.html", "text/html"),
-          "/viz.js": ("viz.js", "text/javascript"), "/viz.css": ("viz.css", "text/css")}
+STATIC = {"/": ("index.html", "text/html"), "/viz.js": ("viz.js", "text/javascript"), "/viz.css": ("viz.css", "text/css")}
 
 
 def is_local_client(address: str) -> bool:
@@ -65,8 +64,12 @@ def main(argv=None) -> int:
     if not os.path.isfile(args.trace):
         print(f"viz: no trace file {args.trace}", file=sys.stderr)
         return 1
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", args.port), make_handler(os.path.abspath(args.trace)))
-    print(f"viz: serving {args.trace} at http://127.0.0.1:{server.server_address[1]}/ (Ctrl-C stops)", flush=True)
+    try:
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", args.port), make_handler(os.path.abspath(args.trace)))
+    except OSError as e:  # (the port taken, most often: say so in one line, not a traceback)
+        print(f"viz: cannot listen on 127.0.0.1:{args.port}: {e.strerror}", file=sys.stderr)
+        return 1
+    print(f"viz: serving {args.trace} at http://127.0.0.1:{server.server_address[1]}/", flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:

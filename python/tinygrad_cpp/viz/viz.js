@@ -18,19 +18,29 @@ function el(tag, attrs, text) {
 
 // ---- graphs ----
 
-// Node ids reachable from `root` through their sources, ascending. The trace stores a node's sources before it,
-// so ascending ids are a topological order (sources first).
+// Node ids reachable from `root` through their sources, in a topological order (every node after its sources).
+// The format does not promise that sources have smaller ids, so this is an iterative post-order DFS (no
+// recursion: graphs can be deep) rather than a sort by id. A node may sit on the stack more than once; only its
+// first expansion counts.
 function reachable(root) {
-  if (root < 0 || root >= trace.nodes.length) return [];
-  const seen = new Uint8Array(trace.nodes.length), stack = [root], out = [];
-  seen[root] = 1;
+  const n = trace.nodes.length;
+  if (!(root >= 0 && root < n)) return [];
+  const state = new Uint8Array(n), stack = [root], out = [];  // state: 0 unseen, 1 expanded, 2 emitted
   while (stack.length) {
-    const u = stack.pop();
-    out.push(u);
-    for (const s of trace.nodes[u][3]) if (!seen[s]) { seen[s] = 1; stack.push(s); }
+    const u = stack[stack.length - 1];
+    if (state[u] === 0) {
+      state[u] = 1;
+      for (const s of trace.nodes[u][3]) if (s >= 0 && s < n && state[s] === 0) stack.push(s);
+    } else {
+      stack.pop();
+      if (state[u] === 1) { state[u] = 2; out.push(u); }
+    }
   }
-  return out.sort((a, b) => a - b);
+  return out;
 }
+
+// Largest value of f over a list, without spreading it into arguments (that overflows past ~100k entries).
+function maxOf(list, f) { let m = -Infinity; for (const v of list) m = Math.max(m, f(v)); return m; }
 
 // Layers by longest path from the leaves (leaves on top, the root at the bottom), then each layer ordered by the
 // mean position of its nodes' sources (down) and users (up): a few sweeps untangle most edges in linear time.
@@ -39,6 +49,7 @@ function layout(ids) {
   for (const u of ids) {
     let l = 0;
     for (const s of trace.nodes[u][3]) {
+      if (!layer.has(s)) continue;  // (a source id outside the trace: drawn without it)
       l = Math.max(l, layer.get(s) + 1);
       if (!users.has(s)) users.set(s, []);
       users.get(s).push(u);
@@ -57,7 +68,7 @@ function layout(ids) {
     for (let l = layers.length - 2; l >= 0; l--) reorder(layers[l], u => mean(users.get(u)));
     number();
   }
-  const width = Math.max(...layers.map(r => r.length));
+  const width = maxOf(layers, r => r.length);
   const xy = new Map();
   layers.forEach((row, l) => {
     const offset = (width - row.length) / 2;
@@ -66,9 +77,10 @@ function layout(ids) {
   return { xy, width: width * (BOX_W + GAP_X), height: layers.length * (BOX_H + GAP_Y) };
 }
 
-// Sorts a layer by key, nodes without one (-1) keeping their place relative to each other.
+// Sorts a layer by key (a barycenter), a node without one (-1) keeping its current index as its key. Keys are
+// computed once per node, so a sweep costs O(edges) plus the sorts.
 function reorder(row, key) {
-  const keys = new Map(row.map((u, i) => [u, key(u) >= 0 ? key(u) : i]));
+  const keys = new Map(row.map((u, i) => { const k = key(u); return [u, k >= 0 ? k : i]; }));
   row.sort((a, b) => keys.get(a) - keys.get(b));
 }
 
@@ -85,6 +97,7 @@ function drawGraph(root, before) {
   for (const u of ids) {
     const [x, y] = xy.get(u);
     for (const s of trace.nodes[u][3]) {
+      if (!xy.has(s)) continue;
       const [sx, sy] = xy.get(s);
       const d = `M${sx + BOX_W / 2},${sy + BOX_H} C${sx + BOX_W / 2},${sy + BOX_H + GAP_Y / 2} ` +
                 `${x + BOX_W / 2},${y - GAP_Y / 2} ${x + BOX_W / 2},${y}`;
@@ -207,7 +220,7 @@ function listMatches(s) {
     });
     list.appendChild(li);
   });
-  if (s.rewrites > (s.matches || []).length)
+  if (s.matches && s.rewrites > s.matches.length)  // (a trace without the list: say nothing)
     list.appendChild(el("li", {}, `(the first ${(s.matches || []).length} of ${s.rewrites})`));
 }
 
@@ -221,8 +234,7 @@ function drawTimeline() {
   const box = document.getElementById("timeline");
   box.replaceChildren();
   if (!trace.runs.length) return box.append("(no runs recorded)");
-  const t0 = Math.min(...trace.runs.map(r => r.start_us));
-  const t1 = Math.max(...trace.runs.map(r => r.start_us + r.us));
+  const t0 = -maxOf(trace.runs, r => -r.start_us), t1 = maxOf(trace.runs, r => r.start_us + r.us);
   const width = Math.max(box.clientWidth - 90, 200), span = Math.max(t1 - t0, 1);
   const lanes = new Map();
   for (const r of trace.runs) {
