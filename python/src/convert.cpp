@@ -322,24 +322,25 @@ nb::tuple shape_tuple(const tg::Shape& s) {
 
 namespace {
 
-template <class T>
+template <class T, bool kBool>
 nb::object nest(const std::vector<T>& flat, const tg::Shape& shape, size_t dim, size_t& pos) {
   if (dim == shape.size()) {
-    if constexpr (std::is_same_v<T, uint8_t>)
+    if constexpr (kBool)
       return nb::bool_(flat[pos++] != 0);  // bools come as bytes
     else
       return nb::cast(flat[pos++]);
   }
   nb::list l;
-  for (int64_t k = 0; k < shape[dim]; k++) l.append(nest(flat, shape, dim + 1, pos));
+  for (int64_t k = 0; k < shape[dim]; k++) l.append(nest<T, kBool>(flat, shape, dim + 1, pos));
   return l;
 }
 
-template <class T>
+// The values read as T (the tensor's own dtype where T is it: no conversion kernel on the device).
+template <class T, bool kBool = false>
 nb::object nested(const tg::Tensor& t) {
   std::vector<T> flat = t.tolist<T>();
   size_t pos = 0;
-  return nest(flat, t.shape(), 0, pos);
+  return nest<T, kBool>(flat, t.shape(), 0, pos);
 }
 
 // nanobind aborts the interpreter for an array of more than 64 dims (and numpy 1.x allows 32): past 32 the
@@ -363,11 +364,20 @@ nb::object numpy_of(const tg::Tensor& t, nb::dlpack::dtype dt) {
 }  // namespace
 
 nb::object to_list(const tg::Tensor& t) {
-  tg::DType d = t.dtype();
-  if (d.is_bool()) return nested<uint8_t>(t);
-  if (d.is_float()) return nested<double>(t);
-  if (d.scalar == tg::Scalar::UInt64) return nested<uint64_t>(t);
-  return nested<int64_t>(t);
+  using S = tg::Scalar;
+  switch (t.dtype().scalar) {
+    case S::Bool: return nested<uint8_t, true>(t);
+    case S::Float64: return nested<double>(t);
+    case S::Float16: case S::BFloat16: case S::Float32: return nested<float>(t);  // (exact in a float)
+    case S::Int8: return nested<int8_t>(t);
+    case S::UInt8: return nested<uint8_t>(t);
+    case S::Int16: return nested<int16_t>(t);
+    case S::UInt16: return nested<uint16_t>(t);
+    case S::Int32: return nested<int32_t>(t);
+    case S::UInt32: return nested<uint32_t>(t);
+    case S::UInt64: return nested<uint64_t>(t);
+    default: return nested<int64_t>(t);
+  }
 }
 
 nb::object to_item(const tg::Tensor& t) {

@@ -58,6 +58,7 @@ ProgramSpec program_spec(const Kernel& k, const std::string& name, const std::st
   ProgramSpec spec;
   spec.name = name;
   spec.display_name = display_name;
+  const bool tracing = viz::enabled();
   {
     // DEBUG>=4: the passes the kernel went through, with their rewrites, nodes and time
     std::optional<PassLog> passes;
@@ -65,7 +66,16 @@ ProgramSpec program_spec(const Kernel& k, const std::string& name, const std::st
     UOpPtr lowered = lower_kernel(k);
     // every device adds a sum's terms to its accumulator one at a time: a fused multiply-add per product
     // on CPUs and GPUs, and the interpreter the same order
-    spec.uops = linearize_kernel(lowered, {.sequential_sums = true});
+    // (VIZ: a stage, not a rewrite, from the lowered graph to the program's, whose last node, its SINK, holds it;
+    // its own passes are steps nested in it)
+    const double start = tracing ? viz::now_s() : 0;
+    {
+      std::optional<viz::StepDepth> nested;
+      if (tracing) nested.emplace();
+      spec.uops = linearize_kernel(lowered, {.sequential_sums = true});
+    }
+    if (tracing && !spec.uops.empty())
+      viz::record_step("linearize", lowered, spec.uops.back(), -1, viz::now_s() - start, {});
     if (passes) std::printf("passes of %s:\n%s", spec.name.c_str(), passes->str().c_str());
   }
   if (DEBUG >= 6) print_uops(spec.uops);
@@ -84,7 +94,9 @@ ProgramSpec program_spec(const Kernel& k, const std::string& name, const std::st
   }
   verify_program(spec);  // what every renderer and runtime may then trust
   spec.estimated_ops = estimate_flops(spec.uops);
+  const double start = tracing ? viz::now_s() : 0;
   spec.src = k.renderer().render(spec.name, spec.uops);
+  if (tracing && !spec.uops.empty()) viz::record_step("render", spec.uops.back(), spec.uops.back(), -1, viz::now_s() - start, {});
   if (DEBUG >= 4) std::printf("%s\n", spec.src.c_str());
   return spec;
 }

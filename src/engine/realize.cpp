@@ -187,12 +187,30 @@ MemoryPlanStats plan_schedule(const std::vector<UOpPtr>& roots, const std::vecto
 
 UOpPtr sink_of(const std::vector<UOpPtr>& roots) { return UOp::make(Ops::SINK, dtypes::void_, roots); }
 
+// (VIZ) each item's output buffers and why the scheduler realized them, a line each.
+std::string realized_listing(const Schedule& sched) {
+  std::string out;
+  for (size_t i = 0; i < sched.items.size(); i++) {
+    const ScheduleItem& item = sched.items[i];
+    const char* kind = item.ast->op == Ops::COPY ? "copy" : item.ast->op == Ops::ALLREDUCE ? "all-reduce" : "kernel";
+    for (size_t j = 0; j < item.outputs && j < item.bufs.size(); j++) {
+      const UOp* buf = item.bufs[j].get();
+      const uint32_t why = j == 0 ? item.why : item.why_hosted;
+      const std::string words = why ? realize_why_text(why) : "(made after the scheduler)";
+      out += std::to_string(i) + "  " + kind + "  " + buf->dtype.name() + "[" +
+             std::to_string(buf->get<BufferArg>().size) + "] on " + buffer_device(buf) + ": " + words + "\n";
+    }
+  }
+  return out;
+}
+
 // (VIZ) the schedule as a step: the tensor graph in, the kernels' ASTs (and copies) out.
 void trace_kernels(viz::Context& trace, const std::vector<UOpPtr>& roots, const Schedule& sched,
                    std::chrono::steady_clock::duration took) {
   std::vector<UOpPtr> asts;
   for (const ScheduleItem& item : sched.items) asts.push_back(item.ast);
   viz::record_step("kernels", sink_of(roots), sink_of(asts), -1, std::chrono::duration<double>(took).count(), {});
+  trace.text("realized", realized_listing(sched));
   trace.rename("schedule: " + std::to_string(sched.items.size()) + " items" + (sched.cached ? " (cached)" : ""));
 }
 

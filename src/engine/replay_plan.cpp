@@ -13,6 +13,7 @@
 #include "tg/context.h"
 #include "tg/counters.h"
 #include "tg/error.h"
+#include "uop/viz_trace.h"
 
 namespace tg {
 namespace {
@@ -188,8 +189,8 @@ void ReplayPlan::run(const std::vector<UOpPtr>& inputs, const std::vector<int64_
   refresh_moved_buffers();
   // Values realized from these buffers' earlier contents (an output read after the last call) are old now.
   buffers_overwritten(written_);
-  if (timing_each_item()) {
-    run_items(inputs);  // per kernel: lines and times
+  if (timing_each_item() || viz::enabled()) {
+    run_items(inputs);  // per kernel: lines and times (VIZ: each run in the trace's timeline)
   } else {
     if (graphable_ && JIT < 2 && !graph_tried_) record_graphs();
     if (graphed()) run_graphs(inputs);

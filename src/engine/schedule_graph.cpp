@@ -24,7 +24,7 @@ static ContextVar GRAPH("GRAPH", 0), GRAPHUOPS("GRAPHUOPS", 0);
 
 namespace {
 
-std::string quoted(const std::string& s) {
+std::string dot_quoted(const std::string& s) {
   std::string q = "\"";
   for (char c : s) {
     if (c == '"' || c == '\\') q += '\\';
@@ -64,12 +64,12 @@ class Recorder {
   void add(const std::string& label, const ScheduleItem& item, bool copy) {
     std::lock_guard<std::mutex> lock(mu_);
     const int node = int(nodes_.size());
-    nodes_.push_back("n" + std::to_string(node) + " [shape=box, label=" + quoted(label) +
+    nodes_.push_back("n" + std::to_string(node) + " [shape=box, label=" + dot_quoted(label) +
                      ", style=filled, fillcolor=" + (copy ? "\"#e8e8e8\"" : "\"#d8e8ff\"") + "]");
     for (size_t i = item.outputs; i < item.bufs.size(); i++) {
       const int from = writer_of(item.bufs[i].get());
       edges_.push_back("n" + std::to_string(from) + " -> n" + std::to_string(node) +
-                       " [label=" + quoted(buffer_label(item.bufs[i].get())) + "]");
+                       " [label=" + dot_quoted(buffer_label(item.bufs[i].get())) + "]");
     }
     for (size_t i = 0; i < item.outputs && i < item.bufs.size(); i++) {
       std::shared_ptr<Buffer> b = buffer_of(item.bufs[i].get());
@@ -86,7 +86,7 @@ class Recorder {
       path = graph_path() + "." + spec.name;
     }
     std::ofstream out(path + ".dot");
-    out << "digraph " << quoted(spec.name) << " {\n  node [fontname=monospace, fontsize=10];\n";
+    out << "digraph " << dot_quoted(spec.name) << " {\n  node [fontname=monospace, fontsize=10];\n";
     std::unordered_map<const UOp*, size_t> index;
     for (size_t i = 0; i < spec.uops.size(); i++) {
       const UOp* u = spec.uops[i].get();
@@ -94,7 +94,7 @@ class Recorder {
       std::string arg = u->arg_repr();
       if (arg.size() > 40) arg = arg.substr(0, 37) + "...";
       out << "  u" << i << " [shape=box, label="
-          << quoted(std::to_string(i) + " " + op_name(u->op) + "\n" + u->dtype.repr() + (arg.empty() ? "" : "\n" + arg))
+          << dot_quoted(std::to_string(i) + " " + op_name(u->op) + "\n" + u->dtype.repr() + (arg.empty() ? "" : "\n" + arg))
           << "];\n";
       for (const UOpPtr& s : u->src)
         if (auto it = index.find(s.get()); it != index.end()) out << "  u" << it->second << " -> u" << i << ";\n";
@@ -139,7 +139,7 @@ class Recorder {
     if (it != writers_.end() && it->second.first.lock() == b) return it->second.second;
     const int node = int(nodes_.size());
     nodes_.push_back("n" + std::to_string(node) + " [shape=ellipse, label=" +
-                     quoted("buffer " + std::to_string(buffer->get<BufferArg>().id) + "\n" + buffer_label(buffer) +
+                     dot_quoted("buffer " + std::to_string(buffer->get<BufferArg>().id) + "\n" + buffer_label(buffer) +
                             "\n" + b->device()) +
                      "]");
     writers_[b.get()] = {b, node};

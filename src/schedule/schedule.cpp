@@ -112,9 +112,17 @@ const PatternMatcher& view_folding() {
   return pm;
 }
 
+// A kernel's source is compiled as a whole, and compilers take time that grows faster than its length (clang: 0.1 s
+// for 1,000 dependent adds, 2.6 s for 10,000): a fused chain is cut into kernels of at most this many ops. The
+// pieces of a uniform chain have one AST, so one compile.
+constexpr int64_t kMaxKernelDepth = 256;
+
 struct KernelFailure {
   const UOp* must_realize;
+  uint32_t why;  // realize_why
 };
+// Kernels were built with nodes inline that must be realized instead (now marked): build them all again.
+struct StartOver {};
 // A realized reduce that a kernel began to compute itself but also reads through another view: it may not be
 // hosted (see AstBuilder::can_host).
 struct HostFailure {
@@ -325,7 +333,7 @@ class AstBuilder {
       case Ops::VIEW: {
         const UOp* base = node->src[0].get();
         if (node->get<ShapeTracker>().has_mask() && is_base_compute(base) && !is_input(base))
-          if (const UOp* blocker = pad_blocker(base)) throw KernelFailure{blocker};
+          if (const UOp* blocker = pad_blocker(base)) throw KernelFailure{blocker, realize_why::kPadded};
         return;
       }
       case Ops::REDUCE_AXIS: {
@@ -334,8 +342,9 @@ class AstBuilder {
         const bool whole = st.contiguous() && st.shape() == node->shape;
         const bool expanded = kernel_reduce_ && same_loops(node.get(), kernel_reduce_) &&
                               st == ShapeTracker::from_shape(node->shape).expand(node->src[0]->shape);
-        if (!whole && !expanded) throw KernelFailure{node.get()};
-        if (reduce_ && reduce_ != node.get() && !same_loops(node.get(), reduce_)) throw KernelFailure{node.get()};
+        if (!whole && !expanded) throw KernelFailure{node.get(), realize_why::kReduceView};
+        if (reduce_ && reduce_ != node.get() && !same_loops(node.get(), reduce_))
+          throw KernelFailure{node.get(), realize_why::kReduceLoops};
         if (!reduce_) reduce_ = node.get();
         return;
       }
@@ -370,6 +379,7 @@ struct BuiltKernel {
   std::vector<const UOp*> hosted;
   const UOp* reduce = nullptr;  // the reduce whose loops its output nests in (AstBuilder::kernel_reduce)
   std::vector<VarValue> vars;
+  std::vector<const UOp*> inline_reduces;  // the reduces it computes inline (not realized)
 };
 
 class Scheduler {
@@ -390,12 +400,14 @@ class Scheduler {
         done = true;
         if (const UOp* v = order_kernels(kernels)) {
           if (realize_.count(v)) throw Error("schedule: ordering the assigns did not converge");
-          realize_.insert(v);
+          mark(v, realize_why::kAssignSource);
           done = false;
         }
       } catch (const KernelFailure& f) {
         if (realize_.count(f.must_realize)) throw Error("schedule: kernel grouping did not converge");
-        realize_.insert(f.must_realize);
+        mark(f.must_realize, f.why);
+        done = false;
+      } catch (const StartOver&) {  // (more nodes realized: the loop ends, as they are finitely many)
         done = false;
       } catch (const HostFailure& f) {
         if (!not_hostable_.insert(f.reduce).second) throw Error("schedule: hosting reduces did not converge");
@@ -424,6 +436,16 @@ class Scheduler {
   std::unordered_set<const UOp*> realize_;
   std::unordered_set<const UOp*> not_hostable_;  // realized reduces that a kernel may not compute as a second output
   std::unordered_map<const UOp*, UOpPtr> becomes_;  // sched.becomes, by node
+  std::unordered_map<const UOp*, uint32_t> why_;     // realized node -> realize_why bits
+
+  void mark(const UOp* u, uint32_t why) {
+    realize_.insert(u);
+    why_[u] |= why;
+  }
+  uint32_t why_of(const UOp* u) const {
+    auto it = why_.find(u);
+    return it == why_.end() ? 0 : it->second;
+  }
 
   void become(Schedule& sched, const UOpPtr& node, const UOpPtr& view) {
     becomes_[node.get()] = view;
@@ -461,11 +483,13 @@ class Scheduler {
           k = build_kernel(u, hostable, walked);
         } catch (const KernelFailure& f) {
           if (reached.count(f.must_realize) || realize_.count(f.must_realize)) throw;
-          realize_.insert(f.must_realize);
+          mark(f.must_realize, f.why);
           pending.push_back(f.must_realize);
           continue;
         }
         pending.pop_back();
+        for (const UOp* n : walked)
+          if (n->op == Ops::REDUCE_AXIS && !realize_.count(n)) k.inline_reduces.push_back(n);
         reached.insert(walked.begin(), walked.end());
         for (const UOp* r : k.hosted) {
           hostable.erase(r);
@@ -479,7 +503,20 @@ class Scheduler {
       }
     }
     if (!hosted.empty()) std::erase_if(out, [&](const BuiltKernel& k) { return hosted.count(k.root) > 0; });
+    realize_recomputed_reduces(out);
     return out;
+  }
+
+  // A reduce that several kernels compute inline (two outputs of one realize that read it, a value and its
+  // gradient) is computed once instead: realized, and every kernel built again.
+  void realize_recomputed_reduces(const std::vector<BuiltKernel>& kernels) {
+    std::unordered_set<const UOp*> seen, recomputed;
+    for (const BuiltKernel& k : kernels)
+      for (const UOp* r : k.inline_reduces)
+        if (!seen.insert(r).second) recomputed.insert(r);
+    if (recomputed.empty()) return;
+    for (const UOp* r : recomputed) mark(r, realize_why::kSharedReduce);
+    throw StartOver{};
   }
 
   // An ASSIGN that the rewrites above rebuilt (its sources folded) ran as its copy; the original, which a tensor
@@ -541,9 +578,9 @@ class Scheduler {
       }
     for (auto& r : sink->src) {
       const UOp* b = base_of(r.get());
-      if (is_base_compute(b)) realize_.insert(b);
+      if (is_base_compute(b)) mark(b, realize_why::kOutput);
       // A realized constant (or variable) gets a buffer of its full shape, as tinygrad does.
-      if ((b->op == Ops::CONST || b->op == Ops::BIND) && r->op == Ops::VIEW) realize_.insert(r.get());
+      if ((b->op == Ops::CONST || b->op == Ops::BIND) && r->op == Ops::VIEW) mark(r.get(), realize_why::kConstant);
     }
     // Nodes computed from constants and variables alone (a variable cast to float): cheaper to compute again than
     // to store and load.
@@ -556,9 +593,12 @@ class Scheduler {
     }
     for (const UOp* u : topo_) {
       switch (u->op) {
-        case Ops::CONTIGUOUS: case Ops::COPY: case Ops::ASSIGN: case Ops::ALLREDUCE: realize_.insert(u); break;
+        case Ops::CONTIGUOUS: mark(u, realize_why::kContiguous); break;
+        case Ops::COPY: mark(u, realize_why::kCopy); break;
+        case Ops::ASSIGN: mark(u, realize_why::kAssign); break;
+        case Ops::ALLREDUCE: mark(u, realize_why::kAllReduce); break;
         case Ops::REDUCE_AXIS:
-          if (reduce_users[u] > 1) realize_.insert(u);  // never compute a reduce twice
+          if (reduce_users[u] > 1) mark(u, realize_why::kSharedReduce);  // never compute a reduce twice
           break;
         case Ops::VIEW: {
           // A base read through an expanding view would be recomputed per copy: realize it, unless it is a few
@@ -573,21 +613,18 @@ class Scheduler {
               concrete ? seen > own && reads_elements_again(st) : !(seen == own) && (seen - own).vmax() > 0;
           if (is_base_compute(b) && !from_constants.count(b) && expands &&
               !(concrete && cheap_to_recompute(b, int64_t(seen) / std::max<int64_t>(1, int64_t(own)))))
-            realize_.insert(b);
+            mark(b, realize_why::kExpanded);
           break;
         }
         default: break;
       }
       if (u->op == Ops::COPY || u->op == Ops::ALLREDUCE)  // (they read their sources' buffers whole)
         for (size_t i = 1; i < u->src.size(); i++)
-          if (const UOp* b = base_of(u->src[i].get()); is_base_compute(b)) realize_.insert(b);
+          if (const UOp* b = base_of(u->src[i].get()); is_base_compute(b)) mark(b, realize_why::kReadWhole);
     }
   }
 
-  // A fused chain of more than kMaxKernelDepth ops is cut into kernels of at most that many: a kernel's
-  // source is compiled as a whole, and compilers take time that grows faster than its length (clang: 0.1 s
-  // for 1,000 dependent adds, 2.6 s for 10,000). The pieces of a uniform chain have one AST, so one compile.
-  static constexpr int64_t kMaxKernelDepth = 256;
+  // A fused chain of more than kMaxKernelDepth ops is cut into kernels of at most that many.
   void bound_kernel_depth() {
     std::unordered_map<const UOp*, int64_t> depth;  // ops on the longest fused path ending at a node
     depth.reserve(topo_.size());
@@ -596,7 +633,7 @@ class Scheduler {
       for (auto& s : u->src)
         if (auto it = depth.find(s.get()); it != depth.end() && !realize_.count(s.get())) d = std::max(d, it->second);
       if (is_alu(u->op) || u->op == Ops::CAST || u->op == Ops::BITCAST || u->op == Ops::REDUCE_AXIS) d++;
-      if (d >= kMaxKernelDepth && is_base_compute(u)) realize_.insert(u);
+      if (d >= kMaxKernelDepth && is_base_compute(u)) mark(u, realize_why::kDepth);
       depth.emplace(u, d);
     }
   }
@@ -761,8 +798,11 @@ class Scheduler {
       return buf;
     };
     for (const BuiltKernel& k : kernels) {
-      ScheduleItem item{k.ast, {output(k.root)}, 1 + k.hosted.size(), k.vars};
-      for (const UOp* r : k.hosted) item.bufs.push_back(output(r));
+      ScheduleItem item{k.ast, {output(k.root)}, 1 + k.hosted.size(), k.vars, why_of(k.root)};
+      for (const UOp* r : k.hosted) {
+        item.bufs.push_back(output(r));
+        item.why_hosted |= why_of(r);
+      }
       for (const UOp* in : k.inputs) item.bufs.push_back(in->op == Ops::BUFFER ? in->ptr() : buffer_node.at(in));
       if (prod(k.root->shape).vmax() > 0) sched.items.push_back(std::move(item));
     }
@@ -780,5 +820,29 @@ class Scheduler {
 }  // namespace
 
 Schedule schedule_graph(const UOpPtr& sink) { return Scheduler().run(sink); }
+
+std::string realize_why_text(uint32_t why) {
+  using namespace realize_why;
+  static const std::pair<uint32_t, const char*> kWords[] = {
+      {kOutput, "a tensor the realize asked for"},
+      {kContiguous, "contiguous()"},
+      {kCopy, "a copy from another device or the host"},
+      {kAssign, "an assign into an existing buffer"},
+      {kAllReduce, "an all-reduce's result"},
+      {kReadWhole, "a copy or an all-reduce reads it whole"},
+      {kSharedReduce, "a reduce with several users (never computed twice)"},
+      {kExpanded, "read through an expanding view (inline it would be computed once per copy)"},
+      {kConstant, "a constant output (a buffer of its full shape)"},
+      {kDepth, "it ends a fused chain at the most ops a kernel takes"},
+      {kPadded, "read through a zero pad that its ops would not keep zero (or it holds a reduce)"},
+      {kReduceView, "a reduce read through a view other than its whole output"},
+      {kReduceLoops, "a reduce over other loops than the kernel's own reduce"},
+      {kAssignSource, "an assign's value, read where the assign's order cannot be kept"},
+  };
+  std::string out;
+  for (const auto& [bit, words] : kWords)
+    if (why & bit) out += (out.empty() ? "" : "; ") + std::string(words);
+  return out;
+}
 
 }  // namespace tg

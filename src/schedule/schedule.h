@@ -3,7 +3,9 @@
 // kernels (an elementwise chain is one kernel; a reduce with the elementwise work before and after it is
 // one kernel), and emit a toposorted list of ScheduleItems.
 #include <atomic>
+#include <cstdint>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -21,11 +23,34 @@ struct VarValue {
   int64_t value;
 };
 
+// Why the scheduler gave a node a buffer of its own (bits: a node may have several reasons). VIZ lists them for
+// each item of a schedule.
+namespace realize_why {
+constexpr uint32_t kOutput = 1u << 0;         // a tensor this realize was asked for
+constexpr uint32_t kContiguous = 1u << 1;     // .contiguous()
+constexpr uint32_t kCopy = 1u << 2;           // a copy from another device (or the host)
+constexpr uint32_t kAssign = 1u << 3;         // an assign into an existing buffer
+constexpr uint32_t kAllReduce = 1u << 4;      // a collective's result
+constexpr uint32_t kReadWhole = 1u << 5;      // a copy or a collective reads it whole
+constexpr uint32_t kSharedReduce = 1u << 6;   // a reduce with several users (never computed twice)
+constexpr uint32_t kExpanded = 1u << 7;       // read through an expanding view (inline, it would run per copy)
+constexpr uint32_t kConstant = 1u << 8;       // a constant output, given a buffer of its full shape
+constexpr uint32_t kDepth = 1u << 9;          // it ends a fused chain of kMaxKernelDepth ops
+constexpr uint32_t kPadded = 1u << 10;        // under a zero-padding view it would not stay zero (or has a reduce)
+constexpr uint32_t kReduceView = 1u << 11;    // a reduce read through a view other than its whole output
+constexpr uint32_t kReduceLoops = 1u << 12;   // a reduce over other loops than the kernel's own reduce
+constexpr uint32_t kAssignSource = 1u << 13;  // an assign's value, read where the assign's order cannot be kept
+}  // namespace realize_why
+// The reasons of `why` in words, separated by "; " ("" for none).
+std::string realize_why_text(uint32_t why);
+
 struct ScheduleItem {
   UOpPtr ast;
   std::vector<UOpPtr> bufs;    // the buffers the kernel (or copy) writes, then those it reads
   size_t outputs = 1;          // bufs[0 .. outputs) are written: more than one in a multi-reduce kernel
   std::vector<VarValue> vars;  // the values of the variables the kernel reads
+  uint32_t why = 0;            // realize_why bits of bufs[0] (0: an item the scheduler did not make)
+  uint32_t why_hosted = 0;     // those of the other outputs (reduces this kernel computes for other kernels too)
 };
 
 struct Schedule {

@@ -216,7 +216,7 @@ class Instance {
   Schedule make(const Entry& e) {
     Schedule out;
     for (const ScheduleItem& item : e.sched.items) {
-      ScheduleItem copy{item.ast, {}, item.outputs, item.vars};
+      ScheduleItem copy{item.ast, {}, item.outputs, item.vars, item.why, item.why_hosted};
       for (const UOpPtr& b : item.bufs) copy.bufs.push_back(buffer(*b));
       for (VarValue& v : copy.vars) v.value = value_of(v.var.name);
       out.items.push_back(std::move(copy));

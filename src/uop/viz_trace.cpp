@@ -73,7 +73,7 @@ Trace& trace() {
 thread_local int t_context = -1;
 thread_local int t_depth = 0;
 
-std::string quoted(const std::string& s) {
+std::string json_quoted(const std::string& s) {
   std::string out = "\"";
   for (unsigned char c : s) {
     if (c == '"' || c == '\\')
@@ -113,7 +113,7 @@ int64_t node_id(Trace& t, const UOp* root) {
     }
     std::string srcs;
     for (const UOpPtr& s : u->src) srcs += (srcs.empty() ? "" : ",") + std::to_string(known(s.get()));
-    t.nodes.push_back("[" + quoted(op_name(u->op)) + "," + quoted(u->dtype.name()) + "," + quoted(u->arg_repr()) +
+    t.nodes.push_back("[" + json_quoted(op_name(u->op)) + "," + json_quoted(u->dtype.name()) + "," + json_quoted(u->arg_repr()) +
                       ",[" + srcs + "]]");
     t.ids[u] = {u->ptr(), int64_t(t.nodes.size()) - 1};
     stack.pop_back();
@@ -230,22 +230,22 @@ std::string trace_json() {
   std::lock_guard<std::mutex> lock(t.mu);
   std::string program;
   std::getline(std::ifstream("/proc/self/comm"), program);
-  std::string out = "{\"version\":1,\"program\":" + quoted(program) + ",\n\"nodes\":[";
+  std::string out = "{\"version\":1,\"program\":" + json_quoted(program) + ",\n\"nodes\":[";
   for (size_t i = 0; i < t.nodes.size(); i++) out += (i ? ",\n" : "\n") + t.nodes[i];
   out += "],\n\"contexts\":[";
   char num[96];
   for (size_t c = 0; c < t.contexts.size(); c++) {
     const Ctx& x = t.contexts[c];
-    out += std::string(c ? ",\n" : "\n") + "{\"kind\":" + quoted(x.kind) + ",\"name\":" + quoted(x.name) +
-           ",\"device\":" + quoted(x.device) + ",\"steps\":[";
+    out += std::string(c ? ",\n" : "\n") + "{\"kind\":" + json_quoted(x.kind) + ",\"name\":" + json_quoted(x.name) +
+           ",\"device\":" + json_quoted(x.device) + ",\"steps\":[";
     for (size_t s = 0; s < x.steps.size(); s++) {
       const Step& st = x.steps[s];
       std::snprintf(num, sizeof num, ",\"depth\":%d,\"in\":%lld,\"out\":%lld,\"rewrites\":%lld,\"us\":%.3f", st.depth,
                     static_cast<long long>(st.in), static_cast<long long>(st.out), static_cast<long long>(st.rewrites),
                     st.seconds * 1e6);
-      out += std::string(s ? "," : "") + "{\"pass\":" + quoted(st.pass) + num + ",\"rules\":[";
+      out += std::string(s ? "," : "") + "{\"pass\":" + json_quoted(st.pass) + num + ",\"rules\":[";
       for (size_t r = 0; r < st.rules.size(); r++)
-        out += std::string(r ? "," : "") + "{\"loc\":" + quoted(st.rules[r].rule) +
+        out += std::string(r ? "," : "") + "{\"loc\":" + json_quoted(st.rules[r].rule) +
                ",\"count\":" + std::to_string(st.rules[r].count) + "}";
       out += "],\"matches\":[";
       for (size_t m = 0; m < st.matches.size(); m++)
@@ -255,7 +255,7 @@ std::string trace_json() {
     }
     out += "],\"text\":{";
     bool first = true;
-    for (const auto& [k, v] : x.text) out += std::string(first ? "" : ",") + quoted(k) + ":" + quoted(v), first = false;
+    for (const auto& [k, v] : x.text) out += std::string(first ? "" : ",") + json_quoted(k) + ":" + json_quoted(v), first = false;
     out += "}}";
   }
   out += "],\n\"runs\":[";
@@ -264,7 +264,7 @@ std::string trace_json() {
     std::snprintf(num, sizeof num, ",\"start_us\":%.3f,\"us\":%.3f,\"bytes\":%lld", run.start_s * 1e6,
                   run.seconds * 1e6, static_cast<long long>(run.bytes));
     out += std::string(r ? ",\n" : "\n") + "{\"context\":" + std::to_string(run.context) +
-           ",\"name\":" + quoted(run.name) + ",\"device\":" + quoted(run.device) + num + "}";
+           ",\"name\":" + json_quoted(run.name) + ",\"device\":" + json_quoted(run.device) + num + "}";
   }
   return out + "]}\n";
 }

@@ -161,8 +161,10 @@ def test_page_in_chromium_over_a_real_trace(tmp_path):
   kernels = [c for c in t["contexts"] if c["kind"] == "kernel"]
   assert len(kernels) == 1, [c["name"] for c in t["contexts"]]
   name = kernels[0]["name"]
+  realized = [c["text"]["realized"] for c in t["contexts"] if c["kind"] == "schedule" and "realized" in c["text"]]
+  assert any("kernel  float[4] on CPU: a tensor the realize asked for" in r for r in realized), realized
   shot = os.environ.get("TG_VIZ_SCREENSHOT") or str(tmp_path / "viz.png")
-  dom = check_page_in_chromium(str(trace), [f"kernel {name}", "schedule", ">expand", ">reduce_to_acc",
+  dom = check_page_in_chromium(str(trace), [f"kernel {name}", "schedule", ">expand", ">reduce_to_acc", ">linearize", ">render",
                                             "src/codegen/lowerer.cpp:", f"void {name}(", "1. REDUCE_AXIS -&gt;"],
                                screenshot=shot)
   assert 'class="node changed"' in dom

@@ -44,6 +44,47 @@ TEST(Schedule, ExpandedReduceIsRealized) {
   EXPECT_EQ(count_kernels(s), 2);
 }
 
+TEST(Schedule, EachItemSaysWhyItsBufferIsRealized) {
+  using namespace tg::realize_why;
+  Tensor x = Tensor::empty({4, 8});
+  auto s = tg::create_schedule({(x - x.max(1, true)).uop()});  // the max is read through an expanding view
+  ASSERT_EQ(s.items.size(), 2u);
+  EXPECT_EQ(s.items[0].why, kExpanded);
+  EXPECT_EQ(s.items[1].why, kOutput);
+  Tensor c = (x * 2.0f).contiguous();
+  s = tg::create_schedule({(c + 1.0f).uop()});
+  ASSERT_EQ(s.items.size(), 2u);
+  EXPECT_EQ(s.items[0].why, kContiguous);
+  EXPECT_EQ(s.items[1].why, kOutput);
+  s = tg::create_schedule({c.uop()});  // asked for, and contiguous: both
+  ASSERT_EQ(s.items.size(), 1u);
+  EXPECT_EQ(s.items[0].why, kOutput | kContiguous);
+  EXPECT_EQ(tg::realize_why_text(s.items[0].why), "a tensor the realize asked for; contiguous()");
+  Tensor h(std::vector<float>{1, 2, 3});  // data from the host: a copy
+  s = tg::create_schedule({(h * 2.0f).uop()});
+  ASSERT_EQ(s.items.size(), 2u);
+  EXPECT_EQ(s.items[0].why, kCopy);
+  s = tg::create_schedule({(c + 1.0f).uop()});  // from the schedule cache: the same reasons
+  EXPECT_TRUE(s.cached);
+  ASSERT_EQ(s.items.size(), 2u);
+  EXPECT_EQ(s.items[0].why, kContiguous);
+}
+
+TEST(Schedule, AReduceTwoKernelsReadIsComputedOnce) {
+  Tensor x = Tensor::empty({4, 8});
+  Tensor s = x.sum(1);  // read by two outputs: realized once, not computed inline in each
+  auto sched = tg::create_schedule({(s + 1.0f).uop(), (s * 2.0f).uop()});
+  ASSERT_EQ(sched.items.size(), 3u);
+  EXPECT_EQ(sched.items[0].why, tg::realize_why::kSharedReduce);
+  int reduces = 0;
+  for (auto& item : sched.items)
+    for (const tg::UOp* u : tg::toposort(item.ast)) reduces += u->op == tg::Ops::REDUCE_AXIS;
+  EXPECT_EQ(reduces, 1);
+  // one kernel that reads it twice computes it once, inline: a matmul's epilogue (gelu) stays fused
+  Tensor w = Tensor::empty({8, 8});
+  EXPECT_EQ(count_kernels(tg::create_schedule({x.matmul(w).gelu().uop()})), 1);
+}
+
 TEST(Schedule, ContiguousForcesAKernel) {
   Tensor x = Tensor::empty({4, 4});
   auto s = tg::create_schedule({x.permute({1, 0}).contiguous().uop()});

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <set>
 
 #include "nn/state/json.h"
@@ -81,6 +82,13 @@ TEST(VizTrace, ARealizeRecordsItsScheduleKernelsPassesAndRuns) {
     EXPECT_FALSE(c.find("text")->find("opts")->text.empty());
   }
   EXPECT_TRUE(kinds.count("schedule"));
+  bool listed = false;  // the schedule says why its one buffer was realized
+  for (const Json& c : t.find("contexts")->items)
+    if (str(c, "kind") == "schedule" && c.find("text")->find("realized")) {
+      EXPECT_EQ(c.find("text")->find("realized")->text, "0  kernel  float[16] on CPU: a tensor the realize asked for\n");
+      listed = true;
+    }
+  EXPECT_TRUE(listed);
   EXPECT_EQ(kernels.size(), 1u) << "a @ b + c is one kernel";
   for (const char* p : {"tensor graph", "kernels", "ast", "expand", "symbolic"}) EXPECT_TRUE(passes.count(p)) << p;
   const Json& runs = *t.find("runs");
@@ -89,6 +97,20 @@ TEST(VizTrace, ARealizeRecordsItsScheduleKernelsPassesAndRuns) {
   EXPECT_EQ(str(ctx, "kind"), "kernel");
   EXPECT_EQ(str(runs.items[0], "name"), str(ctx, "name"));
   EXPECT_EQ(num(runs.items[0], "bytes"), 4u * (16 + 16 + 16 + 4)) << "the output, a, b and c";
+}
+
+TEST(VizTrace, TinyJitReplaysRecordTheirRuns) {
+  Tracing on;
+  tg::TinyJit jit([](const std::vector<Tensor>& in) { return std::vector<Tensor>{(in[0] * 3.0f + 1.0f).sum()}; });
+  for (int i = 0; i < 4; i++) {  // (calls 1 and 2 run eagerly and capture, 3 and 4 replay)
+    Tensor x = Tensor(std::vector<float>(8, float(i)), {8}).realize();
+    EXPECT_FLOAT_EQ(jit({x})[0].item<float>(), 8.0f * (3.0f * float(i) + 1.0f));
+  }
+  const Json t = trace();
+  std::map<std::string, size_t> runs;
+  for (const Json& r : t.find("runs")->items) runs[str(r, "name")]++;
+  ASSERT_EQ(runs.size(), 1u) << "one kernel";
+  EXPECT_EQ(runs.begin()->second, 4u) << "each call ran it once";
 }
 
 TEST(VizTrace, NodesAreStoredOnceAndStepsChainTheirGraphs) {
@@ -100,8 +122,14 @@ TEST(VizTrace, NodesAreStoredOnceAndStepsChainTheirGraphs) {
     const auto& steps = c.find("steps")->items;
     ASSERT_GE(steps.size(), 3u);
     EXPECT_EQ(num(steps[0], "in"), num(steps[0], "out")) << "the AST as it came";
-    for (size_t i = 1; i < steps.size(); i++)  // each pass starts from the graph the one before it made
-      EXPECT_EQ(num(steps[i], "in"), num(steps[i - 1], "out")) << str(steps[i], "pass");
+    std::vector<const Json*> top;  // each pass starts from the graph the one before it made (nested ones aside)
+    for (const Json& s : steps)
+      if (num(s, "depth") == 0) top.push_back(&s);
+    for (size_t i = 1; i < top.size(); i++)
+      EXPECT_EQ(num(*top[i], "in"), num(*top[i - 1], "out")) << str(*top[i], "pass");
+    for (const char* stage : {"linearize", "render"})
+      EXPECT_EQ(std::count_if(top.begin(), top.end(), [&](const Json* s) { return str(*s, "pass") == stage; }), 1)
+          << stage;
   }
   // the same graph recorded twice is the same ids
   UOpPtr u = (Tensor::ones({3}) + 1.0f).uop();

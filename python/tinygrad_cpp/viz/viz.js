@@ -183,7 +183,7 @@ function selectContext(c) {
     li.addEventListener("click", () => selectStep(i));
     steps.appendChild(li);
   });
-  for (const key of ["source", "program", "opts"]) document.getElementById(key).textContent = ctx.text[key] || "";
+  for (const key of ["realized", "source", "program", "opts"]) document.getElementById(key).textContent = ctx.text[key] || "";
   if (ctx.steps.length) selectStep(pickStep(ctx));
 }
 
