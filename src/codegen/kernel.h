@@ -172,6 +172,7 @@ class Kernel {
   void cpu_symbolic_vectors(const std::function<bool(const Opt&)>& try_opt);
   bool writes_bytes() const;
   void gpu_workgroups(const std::function<bool(const Opt&)>& try_opt);
+  void window_tiles(const std::function<bool(const Opt&)>& try_opt);
   // hand_coded_optimizations on GPUs, elementwise kernels: a loop that reads an input contiguously goes innermost.
   void lanes_along_input(const std::function<bool(const Opt&)>& try_opt);
 };
