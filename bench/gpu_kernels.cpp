@@ -1,6 +1,7 @@
 // GPU kernels against PyTorch on the same GPU, in one run: matmul (fp16, bf16, fp32 without and with tf32, fp16 with
 // fp16 accumulation), add (fp32, fp16) and
-// sum of 2^28 floats, softmax, log_softmax and layernorm 8192^2, conv2d 3x3 fp16. Our figure is kernel time (CUDA events around each
+// sum of 2^28 floats, softmax, log_softmax and layernorm 8192^2, conv2d 3x3 fp16, beautiful_mnist's fp32 convs and
+// their weight gradients. Our figure is kernel time (CUDA events around each
 // kernel, PROFILE=1, summed over the kernels of the op), the median of `reps` runs on random data; torch's
 // comes from bench/gpu_kernels_torch.py (CUDA events too), run by this program when python3 has torch, and with
 // TINYGRAD=1 upstream tinygrad's from bench/gpu_kernels_tinygrad.py (its own kernel timing; BEAM=n searches).
@@ -52,6 +53,18 @@ Tensor randn(const tg::Shape& s, tg::DType dt) {
   Tensor x = Tensor::randn(s).cast(dt);
   x.realize();
   return x;
+}
+
+// The op that computes a conv's weight gradient for a given output gradient dy (a new graph each call).
+std::function<Tensor()> weight_grad(int64_t n, int64_t cin, int64_t cout, int64_t k, int64_t hw) {
+  auto x = std::make_shared<Tensor>(randn({n, cin, hw, hw}, tg::dtypes::float32));
+  auto w = std::make_shared<Tensor>(randn({cout, cin, k, k}, tg::dtypes::float32).requires_grad_());
+  auto dy = std::make_shared<Tensor>(randn({n, cout, hw - k + 1, hw - k + 1}, tg::dtypes::float32));
+  return [x, w, dy] {
+    w->set_grad(std::nullopt);
+    (x->conv2d(*w) * *dy).sum().backward();
+    return w->grad();
+  };
 }
 
 std::vector<Row> rows() {
@@ -149,6 +162,18 @@ std::vector<Row> rows() {
             auto b = std::make_shared<Tensor>(randn({64}, tg::dtypes::float16));
             return std::function<Tensor()>([x, w, b] { return x->conv2d(*w, *b, 1, {1}, {1}, {1}).relu().contiguous(); });
           }},
+      // beautiful_mnist's second conv (float32, no tf32: the default) at batch 512: forward, and the weight
+      // gradient of it and of the 64x64x3x3 one (the kernels of a step's gradient, realized alone)
+      Row{"conv2d 5x5 fp32 512x32x24x24", 2.0 * 512 * 32 * 32 * 25 * 20 * 20, false,
+          [] {
+            auto x = std::make_shared<Tensor>(randn({512, 32, 24, 24}, tg::dtypes::float32));
+            auto w = std::make_shared<Tensor>(randn({32, 32, 5, 5}, tg::dtypes::float32));
+            return std::function<Tensor()>([x, w] { return x->conv2d(*w); });
+          }},
+      Row{"conv2d 5x5 fp32 weight grad", 2.0 * 512 * 32 * 32 * 25 * 20 * 20, false,
+          [] { return weight_grad(512, 32, 32, 5, 24); }},
+      Row{"conv2d 3x3 fp32 weight grad 64", 2.0 * 512 * 64 * 64 * 9 * 8 * 8, false,
+          [] { return weight_grad(512, 64, 64, 3, 10); }},
   };
 }
 
