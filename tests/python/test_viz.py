@@ -168,4 +168,6 @@ def test_page_in_chromium_over_a_real_trace(tmp_path):
                                             "src/codegen/lowerer.cpp:", f"void {name}(", "1. REDUCE_AXIS -&gt;"],
                                screenshot=shot)
   assert 'class="node changed"' in dom
+  # linearize's own passes ran inside it: listed after it (recorded before it, as they end first)
+  assert dom.index(">linearize ") < dom.index(">reduce_to_acc "), "a nested pass listed before its parent"
   assert os.path.getsize(shot) > 10_000

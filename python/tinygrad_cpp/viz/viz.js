@@ -175,16 +175,29 @@ function selectContext(c) {
   document.querySelectorAll("#contexts li").forEach((li, i) => li.classList.toggle("selected", i === c));
   const ctx = trace.contexts[c], steps = document.getElementById("steps");
   steps.replaceChildren();
-  ctx.steps.forEach((s, i) => {
-    const li = el("li", { style: `padding-left:${4 + 12 * s.depth}px` });
+  for (const i of preOrder(ctx.steps)) {
+    const s = ctx.steps[i];
+    const li = el("li", { style: `padding-left:${4 + 12 * s.depth}px`, "data-step": i });
     li.append(s.pass + " ");
     li.appendChild(el("span", { class: "count" },
       (s.rewrites >= 0 ? `${s.rewrites} rewrites, ` : "") + `${s.us.toFixed(1)} us`));
     li.addEventListener("click", () => selectStep(i));
     steps.appendChild(li);
-  });
+  }
   for (const key of ["realized", "source", "program", "opts"]) document.getElementById(key).textContent = ctx.text[key] || "";
   if (ctx.steps.length) selectStep(pickStep(ctx));
+}
+
+// Step indices in the order to list them: a step is recorded when it ends, so the passes nested in one (depth + 1)
+// come just before it; listed after it instead, as in a call tree.
+function preOrder(steps) {
+  const stack = [];  // subtrees so far: {depth, items: step indices, the subtree's root first}
+  steps.forEach((s, i) => {
+    let items = [];
+    while (stack.length && stack[stack.length - 1].depth > s.depth) items = stack.pop().items.concat(items);
+    stack.push({ depth: s.depth, items: [i, ...items] });
+  });
+  return stack.flatMap(t => t.items);
 }
 
 // The step to show first: the first one that changed the graph, else the first.
@@ -195,7 +208,7 @@ function pickStep(ctx) {
 
 function selectStep(i) {
   current.step = i;
-  document.querySelectorAll("#steps li").forEach((li, j) => li.classList.toggle("selected", i === j));
+  document.querySelectorAll("#steps li").forEach(li => li.classList.toggle("selected", Number(li.dataset.step) === i));
   const s = trace.contexts[current.context].steps[i];
   const rules = document.getElementById("rules");
   rules.replaceChildren();
