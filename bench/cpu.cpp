@@ -145,7 +145,8 @@ int main(int argc, char** argv) {
   std::string filter = argc > 2 ? argv[2] : "";
   const char* th = std::getenv("THREADS");
   int threads = th && std::atoi(th) > 0 ? std::atoi(th) : int(std::max(1u, std::thread::hardware_concurrency()));
-  std::printf("CPU, %d threads, %d reps, median wall time\n", threads, reps);
+  std::printf("CPU, %d threads, %d reps, median wall time, CPU_ISA %s\n", threads, reps,
+              tg::cpu_isa_description().c_str());
   // The peers run before and after ours, and keep the faster of their two medians: a load that comes or
   // goes in the middle of the run (another build on a shared machine) does not favour us.
   std::map<std::string, double> peers = peer_seconds(reps, threads);

@@ -26,6 +26,9 @@ LONG = ("Tensors are the central data structure of deep learning frameworks. A t
         "kernels so that the numbers stay in fast memory between them. Explain in two sentences why that helps:")
 
 
+ISA = set()  # the CPU_ISA level our runs compiled for (examples/llm prints it)
+
+
 def ours(llm, model, prompt, n, threads, extra):
   env = dict(os.environ, THREADS=str(threads))
   out = subprocess.run([llm, "--model", model, "--prompt", prompt, "-n", str(n), "--ignore-eos"] + extra, check=True,
@@ -33,6 +36,8 @@ def ours(llm, model, prompt, n, threads, extra):
   m = re.search(r"prompt (\d+) tokens, time to first token ([\d.]+) s; \d+ tokens in [\d.]+ s: ([\d.]+) tok/s"
                 r"(?:; ([\d.]+) tok/s after)?", out)
   p, ttft, whole = int(m.group(1)), float(m.group(2)), float(m.group(3))
+  isa = re.search(r"CPU_ISA (.*)", out)
+  if isa: ISA.add(isa.group(1))
   return p / ttft, float(m.group(4) or whole), whole
 
 
@@ -142,7 +147,8 @@ def main():
   rows = {name: (statistics.median(prefill[name]), statistics.median(r[1] for r in runs),
                  statistics.median(r[2] for r in runs)) for name, runs in decode.items()}
   print(f"model {os.path.basename(args.model)}: {nbytes / 1e6:.1f} MB of weights read per decoded token; copy "
-        f"bandwidth {bw / 1e9:.1f} GB/s (numpy, 1 GiB) -> bound {bound:.0f} tok/s; threads {args.threads}")
+        f"bandwidth {bw / 1e9:.1f} GB/s (numpy, 1 GiB) -> bound {bound:.0f} tok/s; threads {args.threads}; ours at CPU_ISA "
+        f"{', '.join(sorted(ISA)) or '?'}")
   peer = rows.get("llama.cpp")
   print("| who | prefill tok/s | decode tok/s | decode vs llama.cpp | % of bound | decode with warm-up tok/s |")
   print("|---|---|---|---|---|---|")

@@ -117,6 +117,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "loaded %lld layers, dim %lld, vocab %lld in %.2f s\n",
                  static_cast<long long>(model.config.n_layers), static_cast<long long>(model.config.dim),
                  static_cast<long long>(model.config.vocab_size), seconds_since(t_load));
+    const std::string device = tg::default_device();
+    if (device.rfind("CPU", 0) == 0 || device.rfind("LLVM", 0) == 0)
+      std::fprintf(stderr, "device %s, CPU_ISA %s\n", device.c_str(), tg::cpu_isa_description().c_str());
 
     const std::string text = args.chat ? chat_prompt(tok, args.prompt) : args.prompt;
     std::vector<int32_t> ids = tok.encode(text, tok.add_bos());

@@ -511,6 +511,9 @@ TG_SCALAR_OPERATOR(^)
 
 // Device helpers visible to users.
 std::string default_device();
+// The instruction set the CPU and LLVM devices compile kernels for (CPU_ISA, default native), in one line:
+// "avx2 (x86-64-v3: 32-byte vectors, FMA)". A tg::Error for a CPU_ISA this CPU cannot run.
+std::string cpu_isa_description();
 // The device whose memory DLPack places at (device_type, device_id): "CPU" for kDLCPU, "CUDA:1" for (kDLCUDA, 1) ...,
 // as each backend declares its memory; a tg::Error for memory no device of this build can use.
 std::string device_for_memory(int device_type, int device_id);

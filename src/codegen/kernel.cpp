@@ -18,15 +18,6 @@ std::string Opt::repr() const {
          ", amount=" + std::to_string(amount) + ")";
 }
 
-int host_vector_floats() {
-#if defined(__x86_64__) || defined(__i386__)
-  static const int w = __builtin_cpu_supports("avx512f") ? 16 : __builtin_cpu_supports("avx") ? 8 : 4;
-  return w;
-#else
-  return 4;
-#endif
-}
-
 namespace {
 int rank(AxisKind k) {
   switch (k) {

@@ -177,10 +177,6 @@ class Kernel {
   void lanes_along_input(const std::function<bool(const Opt&)>& try_opt);
 };
 
-// The vector width (in elements of 4 bytes) the host CPU's widest registers hold: 16 with AVX-512, 8 with
-// AVX, else 4.
-int host_vector_floats();
-
 // ALLOW_TF32=1: float32 matmuls may take tf32 tensor cores (10-bit mantissas in the products). It changes what a
 // kernel computes, so the method cache keys on it.
 bool allow_tf32();

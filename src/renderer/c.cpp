@@ -121,8 +121,13 @@ std::string exp2_helper(const std::string& q, const std::string& T, const std::s
 }
 
 // DOT4 on int32 vectors T (U: the unsigned lanes): c + the unsigned bytes of a times the signed bytes of b, lane by
-// lane. One vpdpbusd where the compiler targets AVX512-VNNI (or AVX-VNNI for 4 and 8 lanes); shifts and multiplies
-// on the vectors elsewhere. Sums wrap, as exec_alu's.
+// lane; sums wrap, as exec_alu's. Three ways, by what the compiler targets:
+// - AVX512-VNNI (or AVX-VNNI for 4 and 8 lanes): one vpdpbusd.
+// - other x86-64: pmaddwd on 16-bit lanes (AVX2's 32-byte registers, else SSE2's 16), the even bytes and the odd
+//   ones apart: a's bytes zero-extended, b's sign-extended, so each product and each pair's sum is exact (not
+//   pmaddubsw, which saturates its 16-bit sums: 255 * 127 * 2 does not fit). Five instructions for 8 lanes where the
+//   shifts and multiplies below take 24, four of them a slow vpmulld.
+// - elsewhere: shifts and multiplies on the vectors.
 std::string dot4_helper(const std::string& q, const std::string& T, const std::string& U, int lanes,
                         const std::string& name) {
   // the intrinsic for this width: _mm512_ / _mm256_ / _mm_ on __m512i / __m256i / __m128i
@@ -133,13 +138,31 @@ std::string dot4_helper(const std::string& q, const std::string& T, const std::s
   if (lanes == 8 || lanes == 4)
     vnni = "#if defined(__AVX512VNNI__) && defined(__AVX512VL__)\n  return (" + T + ")" + mm + "_dpbusd_epi32" + args +
            "#elif defined(__AVXVNNI__)\n  return (" + T + ")" + mm + "_dpbusd_avx_epi32" + args;
+  // x86-64 without VNNI: the vector in chunks of the widest integer register, pmaddwd twice a chunk
+  auto madd_chunks = [&](const std::string& p, const std::string& w) {
+    const std::string V = "__m" + w + "i", chunk = "sizeof(" + V + ")";
+    auto part = [&](const std::string& var, const std::string& of) {
+      return "    __builtin_memcpy(&" + var + ", (const char*)&" + of + " + i * " + chunk + ", " + chunk + ");\n";
+    };
+    return "  " + T + " r;\n  for (int i = 0; i < (int)(sizeof(" + T + ") / " + chunk + "); i++) {\n    " + V +
+           " x, y, z;\n" + part("x", "a") + part("y", "b") + part("z", "c") + "    " + V + " even = " + p +
+           "_madd_epi16(" + p + "_and_si" + w + "(x, " + p + "_set1_epi16(255)), " + p + "_srai_epi16(" + p +
+           "_slli_epi16(y, 8), 8));\n    " + V + " odd = " + p + "_madd_epi16(" + p + "_srli_epi16(x, 8), " + p +
+           "_srai_epi16(y, 8));\n    z = " + p + "_add_epi32(z, " + p + "_add_epi32(even, odd));\n" +
+           "    __builtin_memcpy((char*)&r + i * " + chunk + ", &z, " + chunk + ");\n  }\n  return r;\n";
+  };
+  std::string x86;
+  if (lanes >= 8) x86 += "#elif defined(__x86_64__) && defined(__AVX2__)\n" + madd_chunks("_mm256", "256");
+  if (lanes >= 4) x86 += "#elif defined(__x86_64__)\n" + madd_chunks("_mm", "128");
+  if (vnni.empty() && !x86.empty()) x86 = "#if" + x86.substr(5);  // (the first condition)
   const std::string generic = "  " + U + " s = (" + U + ")c, ua = (" + U + ")a, ub = (" + U + ")b;\n" +
                               "  for (int k = 0; k < 32; k += 8) s += (" + U + ")(((" + T +
                               ")((ua >> k) & 255u)) * (((" + T + ")(ub << (24 - k))) >> 24));\n  return (" + T +
                               ")s;\n";
-  const std::string head = "#if defined(__AVX512VNNI__) || defined(__AVXVNNI__)\n#include <immintrin.h>\n#endif\n";
+  const std::string head = "#if defined(__x86_64__)\n#include <immintrin.h>\n#endif\n";
+  const std::string cases = vnni + x86;
   return head + q + " " + T + " " + name + "(" + T + " a, " + T + " b, " + T + " c) {\n" +
-         (vnni.empty() ? generic : vnni + "#else\n" + generic + "#endif\n") + "}";
+         (cases.empty() ? generic : cases + "#else\n" + generic + "#endif\n") + "}";
 }
 
 }  // namespace

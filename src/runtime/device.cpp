@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "helpers/env.h"
+#include "renderer/cpu_isa.h"
 #include "runtime/devices.h"
 #include "runtime/nvrtc.h"
 #include "tg/context.h"
@@ -162,5 +163,7 @@ std::string default_device() {
   static const bool gpu = cuda_device_count() > 0 && nvrtc_available();
   return gpu ? "CUDA" : "CPU";
 }
+
+std::string cpu_isa_description() { return cpu_isa().describe(); }
 
 }  // namespace tg

@@ -21,6 +21,7 @@
 
 #include "helpers/env.h"
 #include "renderer/c.h"
+#include "renderer/cpu_isa.h"
 #include "runtime/cpu_launch.h"
 #include "runtime/devices.h"
 #include "runtime/lru_allocator.h"
@@ -165,7 +166,7 @@ class ClangCompiler : public Compiler {
     }
     const Linker& ld = linker();
     std::vector<std::string> argv = cmd_;
-    argv.insert(argv.end(), kFlags.begin(), kFlags.end());
+    argv.insert(argv.end(), flags_.begin(), flags_.end());
     if (ld.direct) {
       argv.insert(argv.end(), {"-c", "-x", "c", c_file.string(), "-o", o_file.string()});
     } else {
@@ -185,8 +186,8 @@ class ClangCompiler : public Compiler {
     return bin;
   }
 
-  // The compiler's identity, not just its name: a cached binary from another compiler version or another
-  // CPU (-march=native) must not be reused.
+  // The compiler's identity, not just its name: a cached binary from another compiler version, another CPU
+  // (-march=native) or another CPU_ISA level (its -march is among the flags) must not be reused.
   std::string cache_key() const override {
     std::call_once(key_once_, [this] {
       std::string version;
@@ -199,7 +200,7 @@ class ClangCompiler : public Compiler {
       }
       version = version.substr(0, version.find('\n'));
       key_ = "CPU|" + joined() + "|" + version + "|" + cpu_model();
-      for (auto& f : kFlags) key_ += " " + f;
+      for (auto& f : flags_) key_ += " " + f;
     });
     return key_;
   }
@@ -215,18 +216,16 @@ class ClangCompiler : public Compiler {
   // quotients alone stay bit-exact (tests/codegen/test_opts.cpp).
   // -fno-math-errno: sqrt and friends become instructions; no -ffast-math, so NaN/inf behave per IEEE.
   // -fwrapv: integer overflow wraps (the IR's semantics) instead of being undefined.
-  // -mprefer-vector-width=512 (x86): the renderer writes 16-float vectors; without it clang and gcc legalize them
-  // as two 256-bit halves on AVX-512 CPUs (their default for -march of recent Xeons), doubling the instructions of
-  // every vectorized loop. On CPUs without AVX-512 it changes nothing.
+  // The instruction set comes from CPU_ISA (renderer/cpu_isa.h): -march=native by default, or a named level's
+  // -march, which tests the narrower paths on any machine; the flags are part of the cache key.
   static std::vector<std::string> compile_flags() {
-    std::vector<std::string> f = {"-O2",     "-march=native", "-fPIC", "-ffp-contract=on", "-fno-math-errno",
-                                  "-fwrapv", "-Werror=implicit-function-declaration"};
-#if defined(__x86_64__) || defined(__i386__)
-    f.push_back("-mprefer-vector-width=512");
-#endif
+    std::vector<std::string> f = {"-O2", "-fPIC", "-ffp-contract=on", "-fno-math-errno", "-fwrapv",
+                                  "-Werror=implicit-function-declaration"};
+    const CpuIsa& isa = cpu_isa();
+    f.insert(f.begin() + 1, isa.cc_flags.begin(), isa.cc_flags.end());
     return f;
   }
-  static inline const std::vector<std::string> kFlags = compile_flags();
+  const std::vector<std::string> flags_ = compile_flags();
 
   static std::string cpu_model() {
     std::ifstream in("/proc/cpuinfo");

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <cstdlib>
 
+#include "renderer/cpu_isa.h"
 #include "renderer/llvmir.h"
 #include "runtime/llvm_support.h"
 #include "runtime/source_lines.h"
@@ -41,9 +42,11 @@ Defer(F) -> Defer<F>;  // (clang before 17 deduces no aggregate's template argum
 
 // ---- the host ----
 
-// What LLVM compiles for: this machine's triple, CPU and features (-march=native), found once.
+// What LLVM compiles for: this machine's triple, and its CPU and features (-march=native) or the CPU_ISA level's
+// (renderer/cpu_isa.h), found once.
 struct Host {
   std::string triple, cpu, features;
+  bool wide_vectors = false;  // 64-byte vectors (AVX-512): prefer_wide_vectors
   LLVMTargetRef target = nullptr;
   std::string why;  // why there is no target (then nothing else is set)
 };
@@ -56,6 +59,13 @@ void find_host(Host& h) {
   if (a.LLVMGetTargetFromTriple(h.triple.c_str(), &h.target, &err)) {
     h.why = "no target for " + h.triple + " in " + a.library + ": " + llvm::take_message(err);
     h.target = nullptr;
+    return;
+  }
+  const CpuIsa& isa = cpu_isa();
+  h.wide_vectors = isa.vector_bytes == 64;
+  if (!isa.llvm_cpu.empty()) {
+    h.cpu = isa.llvm_cpu;
+    h.features = isa.llvm_features;
     return;
   }
   h.cpu = llvm::take_message(a.LLVMGetHostCPUName());
@@ -134,7 +144,7 @@ void name_the_entry(const Api& a, LLVMModuleRef mod, const std::string& symbol) 
 
 // x86: the renderer writes 16-float vectors; without this LLVM legalizes them as two 256-bit halves on AVX-512 CPUs
 // (its default for recent Xeons), doubling the instructions of every vectorized loop. The C device passes
-// -mprefer-vector-width=512 for the same reason; on CPUs without AVX-512 it changes nothing.
+// -mprefer-vector-width=512 for the same reason (both only where the ISA level has 64-byte vectors).
 void prefer_wide_vectors(const Api& a, LLVMContextRef ctx, LLVMModuleRef mod) {
 #if defined(__x86_64__) || defined(__i386__)
   static const std::string key = "prefer-vector-width", value = "512";
@@ -211,7 +221,7 @@ class LLVMCompiler : public Compiler {
     Defer drop_mod{[&] { a.LLVMDisposeModule(mod); }};
     verify(a, mod, src);
     name_the_entry(a, mod, llvm::entry_symbol(src));
-    prefer_wide_vectors(a, ctx, mod);
+    if (h.wide_vectors) prefer_wide_vectors(a, ctx, mod);
     LLVMTargetMachineRef tm = make_target_machine(a, h);
     Defer drop_tm{[&] { a.LLVMDisposeTargetMachine(tm); }};
     set_target(a, mod, tm, h);
@@ -222,7 +232,8 @@ class LLVMCompiler : public Compiler {
   // A cached object from another LLVM or another CPU (its features are -march=native's) must not be reused.
   std::string cache_key() const override {
     const Host& h = host();
-    return "LLVM|" + std::to_string(TG_LLVM_MAJOR) + "|" + h.triple + "|" + h.cpu + "|" + h.features + "|" + kPasses;
+    return "LLVM|" + std::to_string(TG_LLVM_MAJOR) + "|" + h.triple + "|" + h.cpu + "|" + h.features + "|" +
+           (h.wide_vectors ? "512|" : "") + kPasses;
   }
 };
 

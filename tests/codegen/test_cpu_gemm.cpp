@@ -10,6 +10,7 @@
 #include <random>
 
 #include "codegen/kernel.h"
+#include "renderer/cpu_isa.h"
 #include "engine/method_cache.h"
 #include "runtime/device.h"
 #include "schedule/schedule.h"
@@ -76,7 +77,7 @@ TEST(CpuGemm, TheTileIsChosenForALargeMatmul) {
   // vectors along N, two of them, 4 rows of A, K unrolled by 2, threads (2 cores or more) over M
   ASSERT_GE(opts.size(), 4u);
   EXPECT_EQ(opts[0].op, tg::OptOps::UPCAST);
-  EXPECT_EQ(opts[0].amount, tg::host_vector_floats());
+  EXPECT_EQ(opts[0].amount, tg::cpu_isa().vector_floats());
   EXPECT_EQ(opts[2].op, tg::OptOps::UPCAST);
   EXPECT_EQ(opts[2].amount, 4);
   EXPECT_EQ(opts[3].op, tg::OptOps::UNROLL);
@@ -156,12 +157,14 @@ TEST(CpuGemm, BadTileKnobIsAnError) {
   } catch (const tg::Error& e) {
     EXPECT_NE(std::string(e.what()).find("CPU_GEMM_TILE=4,0,2"), std::string::npos) << e.what();
   }
-  setenv("CPU_GEMM_TILE", "64,4,2", 1);  // 64 x 64 values: past what one thread may hold
+  // 64 rows x 16 vectors (N = 128 keeps 128 / vector width of them): 64 x 128 values, past what one thread may hold
+  // at every vector width
+  setenv("CPU_GEMM_TILE", "64,16,2", 1);
   try {
     default_opts(x.matmul(w));
-    ADD_FAILURE() << "CPU_GEMM_TILE=64,4,2 was taken";
+    ADD_FAILURE() << "CPU_GEMM_TILE=64,16,2 was taken";
   } catch (const tg::Error& e) {
-    EXPECT_NE(std::string(e.what()).find("CPU_GEMM_TILE=64,4,2"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("CPU_GEMM_TILE=64,16,2"), std::string::npos) << e.what();
   }
   setenv("CPU_GEMM_TILE", "8,1,4", 1);  // a valid tile other than the default applies
   auto opts = default_opts(x.matmul(w));

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "codegen/kernel.h"
+#include "renderer/cpu_isa.h"
 #include "runtime/device.h"
 #include "schedule/schedule.h"
 #include "tg/context.h"
@@ -55,7 +56,7 @@ TEST(CpuReduce, RowSumVectorizesTheReduce) {
   bool unroll = false;
   for (auto& o : k.applied_opts()) {
     EXPECT_NE(o.op, tg::OptOps::UPCAST) << o.repr();  // no vector of rows
-    unroll |= o.op == tg::OptOps::UNROLL && o.amount == tg::host_vector_floats();
+    unroll |= o.op == tg::OptOps::UNROLL && o.amount == tg::cpu_isa().vector_floats();
   }
   EXPECT_TRUE(unroll);
   // a large sum split in two kernels: its partials run along contiguous chunks too
@@ -87,7 +88,7 @@ TEST(CpuReduce, SymbolicAttentionVectorizesItsConcreteDims) {
     tg::Kernel k(item.ast, tg::get_device("CPU").renderer());
     k.hand_coded_optimizations();
     for (auto& o : k.applied_opts())
-      vectorized += (o.op == tg::OptOps::UPCAST || o.op == tg::OptOps::UNROLL) && o.amount == 16;
+      vectorized += (o.op == tg::OptOps::UPCAST || o.op == tg::OptOps::UNROLL) && o.amount == tg::cpu_isa().vector_floats();
   }
   EXPECT_GE(vectorized, 2) << "q . k along the head dim and probs @ V along the output's";
   for (int64_t len : {1, 7, 33, 64})

@@ -14,6 +14,7 @@
 
 #include "codegen/kernel.h"
 #include "helpers/env.h"
+#include "renderer/cpu_isa.h"
 #include "tg/error.h"
 
 namespace tg {
@@ -51,7 +52,7 @@ bool Kernel::cpu_gemm_opts(const std::function<bool(const Opt&)>& try_opt) {
   // weights, packed output-channel-last, give 16-float vectors along 32 output channels (conv 512x32x24x24 ->
   // 32, 5x5: 109 GFLOPS with the rows, see the commit for the channels).
   auto vector_floats = [&](int d) {
-    int64_t vw = host_vector_floats(), n = full_shape_[size_t(d)];
+    int64_t vw = cpu_isa().vector_floats(), n = full_shape_[size_t(d)];
     while (vw > 4 && n % vw != 0) vw /= 2;
     return n % vw == 0 ? vw : 0;
   };

@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "codegen/kernel.h"
+#include "renderer/cpu_isa.h"
 
 namespace tg {
 
@@ -299,9 +300,13 @@ bool Kernel::masks_along(int d) const {
 namespace {
 // The dtype the kernel's (first) output stores.
 DType output_dtype(const UOpPtr& ast) { return ast->src.at(0)->src.at(2)->dtype; }
-// Vector width in elements of `dt`: the CPU's widest registers; on GPUs 16 bytes per thread (float4, 8 halves).
+// Vector width in elements of `dt`: on CPUs the widest registers of the chosen ISA level in floats (halves are
+// computed as floats; doubles take half as many), 16 bytes of 1-byte integers (a quantized block's 16 bytes); on
+// GPUs 16 bytes per thread (float4, 8 halves).
 int vector_width(bool gpu, DType dt) {
-  return gpu ? std::max(1, 16 / dt.itemsize()) : dt.itemsize() == 8 ? host_vector_floats() / 2 : host_vector_floats();
+  if (gpu) return std::max(1, 16 / dt.itemsize());
+  const int floats = cpu_isa().vector_floats();
+  return dt.itemsize() == 8 ? floats / 2 : dt.itemsize() == 1 ? 16 : floats;
 }
 }  // namespace
 
