@@ -110,7 +110,7 @@ Tensor BlockWeight::integer_linear(const Tensor& x) const {
   Shape lead(x_shape.begin(), x_shape.end() - 1);
   int64_t rows = 1;
   for (const sint& d : lead) rows *= int64_t(d);
-  // x in int8 blocks: (rows, nb, 32) -> scale dx, 8 words of 4 bytes each, and (below) the sum of x (Q8_0: of xq)
+  // x in int8 blocks: (rows, nb, 32) -> scale dx, 8 words of 4 bytes each, and (below) the sum of xq
   Tensor xb = x.cast(dtypes::float32).reshape({rows, nb, 32});
   // (each use of amax expands it first: arithmetic on a reduce and then an expand would be a kernel of its own)
   Tensor amax = xb.abs().max(-1, true), amax32 = amax.expand({rows, nb, 32});
@@ -132,12 +132,15 @@ Tensor BlockWeight::integer_linear(const Tensor& x) const {
     isum = qk.rshift(4).bitwise_and(0x0f0f0f0f).dot4(x_word(k + 4), isum);
   }
   Tensor d = packed_->scale.cast(dtypes::float32).reshape({1, groups, nb, kLanes});
-  // A block's term (rows, G, nb, 16). Q8_0's words are q + 128: q . xq = isum - 128 (sum of xq), exact in int32.
-  // The 4-bit formats add m (sum of x), m = -8 d for Q4_0.
+  // A block's term (rows, G, nb, 16): d dx (q . xq) + m dx (sum of xq), m = -8 d for Q4_0; Q8_0's words are q + 128,
+  // so q . xq = isum - 128 (sum of xq). The sum of xq (exact in int32), not of x, as llama.cpp's Q8_1 has it: then
+  // the term is exactly the dequantized weights times the rounded x, and each rounding meets its whole weight
+  // d q + m, centred on 0, where with x's own sum it met d q alone, one-signed for the 4-bit formats (SmolLM2's
+  // logits were 0.3-0.6 from the float ones on three prompts that way, 0.02-0.3 this way).
+  Tensor xq_sum = xq.cast(dtypes::int32).sum(-1).reshape({rows, 1, nb, 1});
   auto m = [&] { return packed_->offset ? packed_->offset->cast(dtypes::float32).reshape(d.shape()) : d * -8.0f; };
-  Tensor terms = q8 ? (isum - xq.cast(dtypes::int32).sum(-1).reshape({rows, 1, nb, 1}) * 128).cast(dtypes::float32) *
-                          (d * dx)
-                    : isum.cast(dtypes::float32) * (d * dx) + m() * xb.sum(-1).reshape({rows, 1, nb, 1});
+  Tensor terms = q8 ? (isum - xq_sum * 128).cast(dtypes::float32) * (d * dx)
+                    : isum.cast(dtypes::float32) * (d * dx) + m() * dx * xq_sum.cast(dtypes::float32);
   // (summed over the blocks with a group's 16 rows as the kernel's vector lanes)
   Tensor y = terms.sum(2);
   lead.push_back(out_);

@@ -86,9 +86,10 @@ std::vector<double> reference(const std::vector<float>& x, int64_t rows, const P
 }
 
 // What the integer dot products compute (rows in 16s): x's blocks of 32 in int8 (half to even of x * (127 / max |x|),
-// in float), then per block d * dx * (q . xq) + m * (sum of x), m = -8 d for Q4_0 and 0 for Q8_0. `mag` gets the
-// sum of the terms' magnitudes (the scale of float32's rounding) and `bound` how far the int8 x may take the result
-// from x @ dense.T: sum over blocks of max |x| / 254 * sum |w| (half a step of xq per weight).
+// in float), then per block d * dx * (q . xq) + m * dx * (sum of xq), m = -8 d for Q4_0 and 0 for Q8_0: the
+// dequantized weights times the rounded x. `mag` gets the sum of the terms' magnitudes (the scale of float32's
+// rounding) and `bound` how far the int8 x may take the result from x @ dense.T: sum over blocks of
+// max |x| / 254 * sum |w| (half a step of xq per weight, each step meeting its whole weight).
 std::vector<double> integer_reference(const std::vector<float>& x, int64_t rows, const Parts& p,
                                       std::vector<double>& mag, std::vector<double>& bound) {
   const int64_t nb = p.in / 32;
@@ -98,11 +99,10 @@ std::vector<double> integer_reference(const std::vector<float>& x, int64_t rows,
     for (int64_t b = 0; b < nb; b++) {
       const float* xb = &x[size_t(t * p.in + b * 32)];
       float amax = 0;
-      double sx = 0;
-      for (int j = 0; j < 32; j++) amax = std::max(amax, std::fabs(xb[j])), sx += xb[j];
+      for (int j = 0; j < 32; j++) amax = std::max(amax, std::fabs(xb[j]));
       const float inv = amax > 0 ? 127.0f / amax : 0.0f, dx = amax / 127.0f;
-      int xq[32];
-      for (int j = 0; j < 32; j++) xq[j] = int(std::nearbyint(xb[j] * inv));
+      int xq[32], xq_sum = 0;
+      for (int j = 0; j < 32; j++) xq[j] = int(std::nearbyint(xb[j] * inv)), xq_sum += xq[j];
       for (int64_t n = 0; n < p.out; n++) {
         const int64_t blk = n * nb + b;
         const bool q8 = p.format == "Q8_0";
@@ -117,7 +117,7 @@ std::vector<double> integer_reference(const std::vector<float>& x, int64_t rows,
         const double m = p.format == "Q4_1" ? double(tgtest::float16_bits_to_float(p.offset[size_t(blk)]))
                          : q8                 ? 0.0
                                               : -8 * d;
-        const double term = double(isum) * d * double(dx), offset_term = m * sx;
+        const double term = double(isum) * d * double(dx), offset_term = m * double(dx) * xq_sum;
         const size_t o = size_t(t * p.out + n);
         y[o] += term + offset_term;
         mag[o] += std::fabs(term) + std::fabs(offset_term);
