@@ -120,4 +120,11 @@ inline std::vector<double> matmul_ref(const std::vector<float>& a, const std::ve
   return c;
 }
 
+// DOT4 (exec_alu's): c + the 4 unsigned bytes of a times the 4 signed bytes of b, the sum wrapping in 32 bits.
+inline int32_t dot4_ref(int32_t a, int32_t b, int32_t c) {
+  uint32_t s = uint32_t(c);
+  for (int k = 0; k < 32; k += 8) s += uint32_t(int32_t((uint32_t(a) >> k) & 255u) * int32_t(int8_t(uint32_t(b) >> k)));
+  return int32_t(s);
+}
+
 }  // namespace tgtest

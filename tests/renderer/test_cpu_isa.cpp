@@ -14,6 +14,7 @@
 #include "runtime/device.h"
 #include "schedule/schedule.h"
 #include "tg/tg.h"
+#include "../common/reference.h"
 
 using tg::Tensor;
 
@@ -81,12 +82,7 @@ TEST(CpuIsa, ElementwiseVectorsAreTheLevelsWidth) {
 // DOT4 in vectors of 1, 4, 8 and 16 lanes (by hand: UPCAST of the output), against a loop over the bytes: the VNNI,
 // pmaddwd (AVX2 and SSE2) and shift paths, whichever this level compiles, on edge words and random ones.
 TEST(CpuIsa, Dot4VectorsMatchTheByteLoopAtEveryWidth) {
-  auto want = [](int32_t a, int32_t b, int32_t c) {
-    uint32_t s = uint32_t(c);
-    for (int k = 0; k < 32; k += 8)
-      s += uint32_t(int32_t((uint32_t(a) >> k) & 255u) * int32_t(int8_t(uint32_t(b) >> k)));
-    return int32_t(s);
-  };
+  const auto want = tgtest::dot4_ref;
   const std::vector<int32_t> edge{0, 1, -1, INT32_MIN, INT32_MAX, int32_t(0x80808080), int32_t(0x7f7f7f7f),
                                   int32_t(0xffffffff), int32_t(0x01ff80ff), 0x0f0f0f0f, int32_t(0xf0f0f0f0)};
   uint32_t state = 777;

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "../common/gradcheck.h"
+#include "../common/reference.h"
 #include "math_test_util.h"
 #include "tg/tg.h"
 
@@ -484,12 +485,7 @@ TEST(MathOperators, ModAndBitwiseOperators) {
 // byte 0x80 or 0xff, INT_MIN, sums that wrap past INT_MAX) and random ones; 16 and 8 lanes (vpdpbusd where the CPU
 // has VNNI), 3 (lanes of scalars) and one value; broadcasting; int32 only.
 TEST(MathDot4, UnsignedBytesTimesSignedBytesPlusAccumulator) {
-  auto want = [](int32_t a, int32_t b, int32_t c) {
-    uint32_t s = uint32_t(c);
-    for (int k = 0; k < 32; k += 8)
-      s += uint32_t(int32_t((uint32_t(a) >> k) & 255u) * int32_t(int8_t(uint32_t(b) >> k)));
-    return int32_t(s);
-  };
+  const auto want = tgtest::dot4_ref;
   const std::vector<int32_t> edge{0,
                                   1,
                                   -1,
