@@ -74,6 +74,7 @@ CpuIsa native() {
   CpuIsa isa;
   isa.level = "native";
   isa.vector_bytes = has("avx512f") ? 64 : has("avx") ? 32 : 16;
+  isa.vector_registers = has("avx512f") ? 32 : 16;
   isa.fma = has("fma");
   isa.avx2 = has("avx2");
   isa.vnni = has("avx512vnni") || has("avxvnni");
@@ -88,6 +89,7 @@ CpuIsa level(const X86Level& l) {
   CpuIsa isa;
   isa.level = l.name;
   isa.vector_bytes = l.vector_bytes;
+  isa.vector_registers = l.vector_bytes == 64 ? 32 : 16;
   isa.fma = l.fma;
   isa.avx2 = l.avx2;
   isa.cc_flags = {std::string("-march=") + l.march, "-mtune=generic"};
@@ -122,6 +124,7 @@ CpuIsa native() {
   CpuIsa isa;
   isa.level = "native";
   isa.fma = true;
+  isa.vector_registers = 32;
   isa.cc_flags = {"-mcpu=native"};
   return isa;
 }
@@ -134,6 +137,7 @@ std::optional<CpuIsa> find_level(const std::string& name, std::string& why) {
   CpuIsa isa;  // armv8-a: NEON's 16-byte vectors and fused multiply-adds are part of the baseline
   isa.level = "generic";
   isa.fma = true;
+  isa.vector_registers = 32;
   isa.cc_flags = {"-march=armv8-a"};
   isa.llvm_cpu = "generic";
   return isa;

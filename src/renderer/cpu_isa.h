@@ -15,6 +15,7 @@ namespace tg {
 struct CpuIsa {
   std::string level;         // "native", "avx512", "avx2", "sse4" or "generic"
   int vector_bytes = 16;     // the widest vectors kernels are written with
+  int vector_registers = 16;  // how many of them (AVX-512 and aarch64: 32): a register tile's accumulators must fit
   bool fma = false;          // fused multiply-add instructions
   bool vnni = false;         // int8 dot products (vpdpbusd: AVX512-VNNI or AVX-VNNI)
   bool avx2 = false;         // 256-bit integer vectors (vpmaddwd on 8 lanes)

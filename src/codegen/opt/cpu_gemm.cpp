@@ -73,7 +73,10 @@ bool Kernel::cpu_gemm_opts(const std::function<bool(const Opt&)>& try_opt) {
   // Defaults: 4 rows for a matmul (2048^3 on 2 threads: 4,2,2 218-225 GFLOPS, 8,2,2 134); 8 output x for a conv
   // whose output is strided along N, where the tile's weights come from L2 (2 threads: 8,2,2 170-174, 4,2,2
   // 141-144, 7,2,2 161-194, 14,1,2 160).
-  const auto t = getenv_ints("CPU_GEMM_TILE", {contiguous == 2 ? 4 : 8, 2, 2}, 1, 64);
+  // With 16 vector registers (AVX2, SSE) a conv keeps 4 rows too: 8 x 2 accumulators and the loads they wait for
+  // spilled to the stack.
+  const bool few_registers = cpu_isa().vector_registers < 32;
+  const auto t = getenv_ints("CPU_GEMM_TILE", {contiguous == 2 || few_registers ? 4 : 8, 2, 2}, 1, 64);
   const int64_t M = full_shape_[size_t(mi)], N = full_shape_[size_t(ni)], K = full_shape_[size_t(fr + nred - 1)];
   int64_t macs = 1;
   for (int64_t s : full_shape_) macs *= s;
@@ -85,10 +88,11 @@ bool Kernel::cpu_gemm_opts(const std::function<bool(const Opt&)>& try_opt) {
   if (N % vw != 0 || um < 2 || macs < (int64_t(1) << 18)) return false;
   // A small tile (a 56-wide conv row against x takes one vector): 2 or 4 rows of B's other output dim.
   std::vector<std::pair<int, int64_t>> ups = {{ni, vw}, {ni, nv}, {mi, um}};
+  const int max_accumulators = few_registers ? 8 : 16;
   for (int d = fr - 1, acc = int(um * nv); d >= 0 && acc < 8; d--)
     if (d != ni && d != mi && kinds_[size_t(d)] == AxisKind::LOOP && moves(ib, d) && !moves(ia, d))
       for (int64_t amt : {4, 2})
-        if (acc * amt <= 16 && full_shape_[size_t(d)] % amt == 0) {
+        if (acc * amt <= max_accumulators && full_shape_[size_t(d)] % amt == 0) {
           ups.push_back({d, amt});
           acc *= int(amt);
           break;
@@ -108,11 +112,12 @@ bool Kernel::cpu_gemm_opts(const std::function<bool(const Opt&)>& try_opt) {
   // B in panels (tensor/matmul_pack.cpp: its N loop steps over whole K x 32 panels): the panel loop goes
   // outside M, so one panel (256 KiB at K = 2048) stays in L2 while this thread's rows of A stream past it,
   // instead of every panel streaming from L3 once per 4 rows (2 threads, fastest of 5: 1024^3 206-207 ->
-  // 213-214 GFLOPS, 2048^3 207-209 -> 212-215).
+  // 213-214 GFLOPS, 2048^3 207-209 -> 212-215). Where the tile is narrower than the panel (8-float vectors: two
+  // tiles a panel) a third loop, the tile within the panel, stays innermost.
   std::vector<int> loops;
   for (int d = 0; d < first_reduce(); d++)
     if (kinds_[size_t(d)] == AxisKind::LOOP) loops.push_back(d);
-  if (loops.size() == 2 && moves(ib, loops[1]) && !moves(ia, loops[1]) && stride_of(ib, loops[1]) >= K * vw * nv)
+  if (loops.size() >= 2 && moves(ib, loops[1]) && !moves(ia, loops[1]) && stride_of(ib, loops[1]) >= K * vw * nv)
     try_opt({OptOps::SWAP, loops[0], loops[1]});
   // Threads over the outermost output loop that divides evenly (M for a matmul, the batch for a conv).
   for (int th = renderer_.threads(); th >= 2; th--)
