@@ -35,7 +35,10 @@ bool has(const char* feature) {
   if (f == "avx2") return __builtin_cpu_supports("avx2");
   if (f == "avx") return __builtin_cpu_supports("avx");
   if (f == "fma") return __builtin_cpu_supports("fma");
-  if (f == "f16c") return __builtin_cpu_supports("f16c");
+  if (f == "f16c") {  // (CPUID leaf 1, ECX bit 29: clang 16's __builtin_cpu_supports does not know "f16c")
+    unsigned r[4] = {0, 0, 0, 0};
+    return __builtin_cpu_supports("avx") && __get_cpuid(1, &r[0], &r[1], &r[2], &r[3]) && ((r[2] >> 29) & 1u);
+  }
   if (f == "bmi") return __builtin_cpu_supports("bmi");
   if (f == "bmi2") return __builtin_cpu_supports("bmi2");
   if (f == "sse4.2") return __builtin_cpu_supports("sse4.2");
