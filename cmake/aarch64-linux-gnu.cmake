@@ -4,8 +4,8 @@
 #   cmake -S . -B build-aarch64 --toolchain cmake/aarch64-linux-gnu.cmake -DTG_AARCH64_ROOT=<dir> ...
 # TG_AARCH64_ROOT (optional, a list): more roots holding arm64 libraries in a Debian layout (<root>/usr/include,
 # <root>/usr/lib/aarch64-linux-gnu, <root>/usr/lib/cmake); the script puts zlib's arm64 .debs (extracted) and a
-# GoogleTest cross-built from /usr/src/googletest there. With Debian multiarch (dpkg --add-architecture arm64 and
-# zlib1g-dev:arm64 installed) pass -DTG_AARCH64_ROOT=/ instead.
+# GoogleTest cross-built from /usr/src/googletest there. (With Debian multiarch instead, dpkg --add-architecture arm64
+# and zlib1g-dev:arm64 libgtest-dev:arm64 installed, -DTG_AARCH64_ROOT=/ should do; not what the script does.)
 # No CMAKE_SYSROOT: Debian's cross gcc already knows /usr/aarch64-linux-gnu, whose layout (lib/, include/ at its top)
 # is not a sysroot's (usr/lib, usr/include), so --sysroot would hide the C library from it.
 set(CMAKE_SYSTEM_NAME Linux)
