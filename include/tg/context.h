@@ -31,7 +31,7 @@ class ContextVar {
   size_t id_;  // slot in the per-thread table of values
 };
 
-// The knobs (DESIGN.md section 4). Read them as plain numbers: `if (DEBUG >= 2) ...`.
+// The knobs (README.md, "Environment"). Read them as plain numbers: `if (DEBUG >= 2) ...`.
 // TRAINING (tinygrad's Tensor.training, and its TRAINING knob in newer versions): dropout drops, BatchNorm uses
 // the batch's statistics, optimizers may step.
 // BEAM=n: search each kernel's opts with a beam of width n (timed on the device, winners cached on disk);
