@@ -29,13 +29,10 @@
 #include <algorithm>
 #include <unordered_set>
 
-#include "codegen/exact_products.h"
 #include "codegen/linearize.h"
 #include "codegen/lowerer_internal.h"
-#include "codegen/prefetch.h"
 #include "shape/indexing.h"
 #include "tg/error.h"
-#include "uop/decompositions.h"
 #include "uop/pass_log.h"
 #include "uop/pattern.h"
 #include "uop/symbolic.h"
@@ -570,16 +567,3 @@ UOpPtr Lowerer::lower_sink(const UOpPtr& u) const {
 }
 
 }  // namespace tg::lowering
-
-namespace tg {
-
-UOpPtr lower_kernel(const Kernel& k) {
-  UOpPtr ast = decompositions(exact_products(k.optimized_ast()));
-  ScopedPass pass("lower");
-  UOpPtr out = lowering::Lowerer(k, ast).lower(ast);
-  if (k.renderer().prefetches()) out = add_prefetches(out);
-  pass.set(-1, int64_t(toposort(out).size()));
-  return out;
-}
-
-}  // namespace tg

@@ -5,7 +5,8 @@
 
 namespace tg {
 
-// SINK(STORE(buf, idx, value[, gate])...) where values may contain REDUCE(x, ranges...) (arg: the op).
+// SINK(STORE(buf, idx, value[, gate])...) where values may contain REDUCE(x, ranges...) (arg: the op): the
+// stages up to the linearizer of codegen/to_program.cpp, which defines it.
 UOpPtr lower_kernel(const Kernel& k);
 
 }  // namespace tg

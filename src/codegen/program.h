@@ -92,6 +92,7 @@ struct ProgramSpec {
   std::vector<UOpPtr> vars;     // DEFINE_VARs, in parameter order after the buffers
   int64_t estimated_ops = 0;    // FLOPs of one run (for GFLOPS in DEBUG=2)
   int64_t estimated_mem = 0;    // bytes touched by one run
+  std::vector<std::string> applied_opts;  // the opts that shaped the kernel, as tinygrad prints them
 };
 
 }  // namespace tg

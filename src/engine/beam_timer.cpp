@@ -8,6 +8,7 @@
 
 #include "codegen/access_bounds.h"
 #include "codegen/opt/search.h"
+#include "codegen/to_program.h"
 #include "engine/method_cache.h"
 #include "helpers/env.h"
 #include "tg/context.h"
@@ -107,7 +108,7 @@ CandidateBench::~CandidateBench() {
 void CandidateBench::trust(const Kernel& k) {
   Context quiet({{"DEBUG", std::min<long>(DEBUG, 3)}});
   try {
-    trusted_.insert(program_spec(k, k.name(), k.colored_name()).src);
+    trusted_.insert(to_program(k, k.name(), k.colored_name()).src);
   } catch (const Error&) {  // it does not lower: prepare() drops it as any other
   }
 }
@@ -122,7 +123,7 @@ std::vector<CandidateBench::Prepared> CandidateBench::prepare(const std::vector<
     const Kernel& k = candidates[i];
     Prepared p{i, {}, {}, {}};
     try {
-      p.spec = program_spec(k, k.name(), k.colored_name());
+      p.spec = to_program(k, k.name(), k.colored_name());
     } catch (const Error&) {
       continue;  // an opt combination the lowering cannot take: not a candidate
     }

@@ -1,4 +1,4 @@
-// The method cache: kernel AST -> optimized, linearized, rendered, compiled program, once per device.
+// The method cache: kernel AST -> program (codegen/to_program.h) -> compiled and loaded, once per device.
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -8,17 +8,13 @@
 #include <thread>
 #include <tuple>
 
-#include "codegen/kernel.h"
-#include "codegen/linearize.h"
-#include "codegen/lowerer.h"
-#include "codegen/verify_program.h"
+#include "codegen/to_program.h"
 #include "engine/beam.h"
 #include "engine/method_cache.h"
 #include "engine/realize.h"
 #include "helpers/env.h"
 #include "tg/context.h"
 #include "runtime/interpreter.h"
-#include "uop/pass_log.h"
 #include "uop/viz_trace.h"
 
 namespace tg {
@@ -36,96 +32,22 @@ std::string unique_name(const std::string& name, const UOpPtr& ast) {
   return asts.size() == 1 ? name : name + "n" + std::to_string(asts.size() - 1);
 }
 
-void print_uops(const std::vector<UOpPtr>& uops) {
-  std::map<const UOp*, size_t> index;
-  for (size_t i = 0; i < uops.size(); i++) index[uops[i].get()] = i;
-  for (size_t i = 0; i < uops.size(); i++) {
-    const UOp& u = *uops[i];
-    std::string srcs = "[";
-    for (size_t j = 0; j < u.src.size(); j++) {
-      auto it = index.find(u.src[j].get());
-      srcs += (j ? ", " : "") + (it == index.end() ? std::string("--") : std::to_string(it->second));
-    }
-    srcs += "]";
-    std::printf("%4zu %-16s %-28s %-20s %s\n", i, op_name(u.op), u.dtype.repr().c_str(), srcs.c_str(),
-                u.arg_repr().c_str());
-  }
-}
-
-}  // namespace
-
-ProgramSpec program_spec(const Kernel& k, const std::string& name, const std::string& display_name) {
-  ProgramSpec spec;
-  spec.name = name;
-  spec.display_name = display_name;
-  const bool tracing = viz::enabled();
-  {
-    // DEBUG>=4: the passes the kernel went through, with their rewrites, nodes and time
-    std::optional<PassLog> passes;
-    if (DEBUG >= 4) passes.emplace();
-    UOpPtr lowered = lower_kernel(k);
-    // every device adds a sum's terms to its accumulator one at a time: a fused multiply-add per product
-    // on CPUs and GPUs, and the interpreter the same order
-    // (VIZ: a stage, not a rewrite, from the lowered graph to the program's, whose last node, its SINK, holds it;
-    // its own passes are steps nested in it)
-    const double start = tracing ? viz::now_s() : 0;
-    {
-      std::optional<viz::StepDepth> nested;
-      if (tracing) nested.emplace();
-      spec.uops = linearize_kernel(lowered, {.sequential_sums = true});
-    }
-    if (tracing && !spec.uops.empty())
-      viz::record_step("linearize", lowered, spec.uops.back(), -1, viz::now_s() - start, {});
-    if (passes) std::printf("passes of %s:\n%s", spec.name.c_str(), passes->str().c_str());
-  }
-  if (DEBUG >= 6) print_uops(spec.uops);
-  for (auto& u : spec.uops) {
-    if (u->op == Ops::DEFINE_GLOBAL) spec.n_bufs = std::max<int>(spec.n_bufs, int(u->get<int64_t>()) + 1);
-    if (u->op == Ops::DEFINE_VAR) spec.vars.push_back(u);
-    // The launch: blocks (GROUP) and threads of a block (LOCAL) per dim; a kernel split across CPU threads
-    // launches one instance per CORE index.
-    if (u->op == Ops::SPECIAL) {
-      const auto& sp = u->get<SpecialArg>();
-      const size_t dim = size_t(sp.dim);
-      if (dim > 2) throw Error("compile: " + spec.name + " has a launch index along dim " + std::to_string(dim));
-      if (sp.axis == LaunchAxis::GROUP || sp.axis == LaunchAxis::CORE) spec.global_size[dim] = sp.size;
-      if (sp.axis == LaunchAxis::LOCAL) spec.local_size[dim] = sp.size;
-    }
-  }
-  verify_program(spec);  // what every renderer and runtime may then trust
-  spec.estimated_ops = estimate_flops(spec.uops);
-  const double start = tracing ? viz::now_s() : 0;
-  spec.src = k.renderer().render(spec.name, spec.uops);
-  if (tracing && !spec.uops.empty()) viz::record_step("render", spec.uops.back(), spec.uops.back(), -1, viz::now_s() - start, {});
-  if (DEBUG >= 4) std::printf("%s\n", spec.src.c_str());
-  return spec;
-}
-
-namespace {
-
 // compile_runner's codegen half: the kernel optimized, lowered and rendered, without its program.
 std::unique_ptr<CompiledRunner> plan_runner(const std::string& device, const UOpPtr& ast,
                                             const std::vector<Opt>* opts) {
   Device& dev = get_device(device);
   viz::Context trace("kernel", "", device);  // (VIZ: its passes, opts, program and source)
   if (viz::enabled()) viz::record_step("ast", ast, ast, -1, 0, {});
-  Kernel k(ast, dev.renderer());
-  if (opts) k.apply_opts(*opts);
-  else if (!NOOPT) k.hand_coded_optimizations();
-  const std::string name = unique_name(k.name(), ast);
-  trace.rename(name);
-  if (DEBUG >= 3) {
-    std::printf("%s\n", (k.colored_name() + name.substr(k.name().size())).c_str());
-    for (auto& o : k.applied_opts()) std::printf("%s\n", o.repr().c_str());
-    if (k.applied_opts().empty()) std::printf("(no opts) %s\n", name.c_str());
-  }
-  if (DEBUG >= 5) std::printf("%s\n", ast->repr().c_str());
   auto runner = std::make_unique<CompiledRunner>();
-  runner->spec = program_spec(k, name, k.colored_name() + name.substr(k.name().size()));
+  runner->spec = to_program(ast, dev.renderer(), {.opts = opts, .rename = [&](const std::string& kernel_name) {
+                                                     const std::string name = unique_name(kernel_name, ast);
+                                                     trace.rename(name);
+                                                     return name;
+                                                   }});
   runner->device = device;
   if (trace.index() >= 0) {
     std::string applied;
-    for (auto& o : k.applied_opts()) applied += o.repr() + "\n";
+    for (auto& o : runner->spec.applied_opts) applied += o + "\n";
     trace.text("opts", applied.empty() ? "(no opts)" : applied);
     trace.text("program", uops_listing(runner->spec.uops));
     trace.text("source", runner->spec.src);

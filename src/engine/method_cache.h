@@ -11,10 +11,6 @@
 
 namespace tg {
 
-// Lower, linearize and render one kernel as it stands (its opts applied): the program's uops, launch sizes,
-// parameters and source. Compiles nothing. BEAM renders its candidates through this too.
-ProgramSpec program_spec(const Kernel& k, const std::string& name, const std::string& display_name);
-
 // opts == nullptr: the default heuristics (none under NOOPT=1); otherwise exactly these opts, in order
 // (throws KernelOptError when one does not apply).
 std::unique_ptr<CompiledRunner> compile_runner(const std::string& device, const UOpPtr& ast,
