@@ -311,6 +311,10 @@ void Kernel::apply_opt(const Opt& opt) {
   applied_.push_back(opt);
 }
 
+size_t Kernel::view_index(const UOp* view) const {
+  return size_t(std::find(views_.begin(), views_.end(), view) - views_.begin());
+}
+
 int64_t Kernel::stride_of(size_t i, int d) const {
   const ShapeTracker& st = sts_[i];
   const sint& size = st.shape()[size_t(d)];

@@ -75,6 +75,11 @@ class Kernel {
   int dim_of(TcRole role) const;  // the dim with that role, -1 when none
   // Stride of dim d in the last view of tracker i, whatever views lie below it (-1 when that view is masked).
   int64_t last_view_stride(size_t i, int d) const;
+  // Stride of dim d in tracker i's only view (0 for a dim of size 1), or -1 when a mask or a view below makes it
+  // not a plain stride.
+  int64_t stride_of(size_t i, int d) const;
+  // The tracker index (into sts()) of one of the AST's VIEW nodes; sts().size() when it is not one.
+  size_t view_index(const UOp* view) const;
   // Product of the UNROLL/UPCAST dims: how many copies of the body the lowerer writes (before vectors).
   int64_t upcast_size() const;
   int64_t max_upcast() const;
@@ -140,9 +145,6 @@ class Kernel {
   // the kernel is compiled); the padding's mask ends at the symbolic size, so its threads neither read nor write.
   // Then opts may split it like any other dim.
   void pad_symbolic_outputs();
-  // Stride of dim d in tracker i's last view (0 for broadcast dims), or nullopt when masked/multi-view
-  // makes it not a plain stride.
-  int64_t stride_of(size_t i, int d) const;
   bool is_expanded_in_some_load(int d) const;
   bool tile_shares_loads(int d) const;  // codegen/opt/heuristic.cpp
   bool loads_stream_along_reduce(int vdim) const;  // codegen/opt/heuristic.cpp
@@ -158,9 +160,6 @@ class Kernel {
   // hand_coded_optimizations on GPUs with shared-memory staging: register tiles, threads and K steps for a
   // matmul without a tensor core (codegen/opt/gemm.cpp); false (and no opt applied) when it is not one.
   bool gemm_opts(const std::function<bool(const Opt&)>& try_opt);
-  // hand_coded_optimizations on CPUs: a register-tiled float32 matmul (codegen/opt/cpu_gemm.cpp); false (and
-  // no opt applied) when the kernel is not one.
-  bool cpu_gemm_opts(const std::function<bool(const Opt&)>& try_opt);
   // hand_coded_optimizations' first step on GPUs: GROUP (and 16-byte UNROLL lanes) for reduce kernels.
   void group_gpu_reduce(const std::function<bool(const Opt&)>& try_opt);
   bool resident_rows(const std::function<bool(const Opt&)>& try_opt, int64_t rsize, int64_t itemsize);

@@ -1,7 +1,8 @@
 // The golden corpus of generated source: every kernel of a fixed set of tensor programs, through
 // codegen::to_program for each renderer (C, LLVM IR, CUDA sm_80 and sm_90, OpenCL, Metal), with the default opts
 // and with NOOPT=1, written one file per kernel to a folder. A change to codegen that should not change code
-// leaves the folder byte-identical; scripts/codegen-corpus.sh writes it and compares two of them.
+// leaves the folder byte-identical; scripts/codegen-corpus.sh writes it and compares two of them. Exits 1 when a
+// kernel did not render (ctest runs it so: every renderer takes every kernel of the corpus).
 //
 //   tg_codegen_corpus <folder>      (CPU_ISA and THREADS fix what the C renderer targets: the script sets them)
 #include <cstdio>
@@ -105,5 +106,5 @@ int main(int argc, char** argv) {
   }
   std::printf("codegen corpus: %d files in %s, %d kernels that did not render (their error is the file)\n", files,
               dir.c_str(), failures);
-  return 0;
+  return failures == 0 ? 0 : 1;
 }

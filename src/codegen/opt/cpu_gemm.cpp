@@ -9,10 +9,14 @@
 // Loop order: M outside N, so A's um rows (um * K floats) stay in L1/L2 while B streams through. For a
 // large matmul, B arrives packed in 32-column panels (tensor/matmul_pack.cpp): one contiguous stream per
 // panel, which the hardware prefetcher follows. Threads split the outermost output loop.
-#include <algorithm>
-#include <tuple>
+#include "codegen/opt/cpu_gemm.h"
 
-#include "codegen/kernel.h"
+#include <algorithm>
+#include <optional>
+#include <tuple>
+#include <utility>
+#include <vector>
+
 #include "helpers/env.h"
 #include "renderer/cpu_isa.h"
 #include "tg/error.h"
@@ -20,110 +24,162 @@
 namespace tg {
 namespace {
 
+using TryOpt = std::function<bool(const Opt&)>;
+
 const UOp* strip_cast(const UOp* u) { return u->op == Ops::CAST ? u->src.at(0).get() : u; }
 
-}  // namespace
+// The product's operands and where they move: A (broadcast scalars along M) and B (vectors along N).
+struct GemmOperands {
+  size_t ia = 0, ib = 0;  // the views (sts() indices) of A and B
+  int contiguous = 0;     // 2: B and C are contiguous along N; 1: only B is (C's lanes are stored one by one)
+  int64_t vw = 0;         // floats a vector
+  int mi = -1, ni = -1;   // the M and N dims
+  int64_t K = 0;          // the innermost reduce dim's size
+  int nred = 0;           // reduce dims
+};
 
-bool Kernel::cpu_gemm_opts(const std::function<bool(const Opt&)>& try_opt) {
-  if (renderer_.has_local() || !reduce_ || reduce_count_ != 1 || reduce_->get<ReduceArg>().op != Ops::ADD) return false;
-  const UOp* mul = strip_cast(reduce_->src.at(0).get());
-  if (mul->op != Ops::MUL || mul->dtype != dtypes::float32 || reduce_->dtype != dtypes::float32) return false;
-  const UOp *la = strip_cast(mul->src.at(0).get()), *lb = strip_cast(mul->src.at(1).get());
-  if (la->op != Ops::LOAD || lb->op != Ops::LOAD) return false;
-  auto view_index = [&](const UOp* load) {
-    return size_t(std::find(views_.begin(), views_.end(), load->src.at(1).get()) - views_.begin());
-  };
-  size_t ia = view_index(la), ib = view_index(lb);
-  if (ia == ib || ia >= views_.size() || ib >= views_.size()) return false;
-  const int fr = first_reduce(), nred = first_upcast() - fr;
-  if (nred < 1 || kinds_[size_t(fr)] != AxisKind::REDUCE) return false;
+// Questions about one kernel's dims, asked while its opts are chosen.
+struct Dims {
+  const Kernel& k;
+  int fr = 0;  // the first reduce dim
   // (the last view's strides: whether a load moves along a dim, and by 1, even under padding masks)
-  auto moves = [&](size_t i, int d) { return full_shape_[size_t(d)] > 1 && last_view_stride(i, d) != 0; };
-  // contiguous: 2 = B and C are contiguous along the dim, 1 = B is (C's lanes are then stored one by one)
-  auto along = [&](size_t reads, size_t ignores, int contiguous) {
+  bool moves(size_t i, int d) const { return k.full_shape()[size_t(d)] > 1 && k.last_view_stride(i, d) != 0; }
+  bool loop(int d) const { return k.kinds()[size_t(d)] == AxisKind::LOOP; }
+  // The innermost output loop that `reads` moves along and `ignores` does not; with contiguous 1 (2) `reads` (and C)
+  // steps by 1 along it. -1 when none.
+  int along(size_t reads, size_t ignores, int contiguous) const {
     for (int d = fr - 1; d >= 0; d--)
-      if (kinds_[size_t(d)] == AxisKind::LOOP && moves(reads, d) && !moves(ignores, d) &&
-          (contiguous == 0 || (stride_of(reads, d) == 1 && (contiguous == 1 || stride_of(0, d) == 1))))
+      if (loop(d) && moves(reads, d) && !moves(ignores, d) &&
+          (contiguous == 0 || (k.stride_of(reads, d) == 1 && (contiguous == 1 || k.stride_of(0, d) == 1))))
         return d;
     return -1;
-  };
-  // The orientation: which load is B (vectors along N) and whether C is contiguous along N too. The widest
-  // vector wins, then a contiguous C: a 5x5 conv's 20-wide output rows take float4 vectors along x, while its
-  // weights, packed output-channel-last, give 16-float vectors along 32 output channels (conv 512x32x24x24 ->
-  // 32, 5x5: 109 GFLOPS with the rows, see the commit for the channels).
-  auto vector_floats = [&](int d) {
-    int64_t vw = cpu_isa().vector_floats(), n = full_shape_[size_t(d)];
+  }
+  // The widest vector (at most the ISA's, at least 4 floats) that divides dim d; 0 when none.
+  int64_t vector_floats(int d) const {
+    int64_t vw = cpu_isa().vector_floats(), n = k.full_shape()[size_t(d)];
     while (vw > 4 && n % vw != 0) vw /= 2;
     return n % vw == 0 ? vw : 0;
-  };
-  int contiguous = 0;
-  int64_t vw = 0;
-  for (auto [a, b] : {std::pair{ia, ib}, std::pair{ib, ia}})
+  }
+};
+
+// A sum of products of two loads, oriented: which load is B (vectors along N) and whether C is contiguous along N
+// too. The widest vector wins, then a contiguous C: a 5x5 conv's 20-wide output rows take float4 vectors along x,
+// while its weights, packed output-channel-last, give 16-float vectors along 32 output channels (conv 512x32x24x24
+// -> 32, 5x5: 109 GFLOPS with the rows, see the commit for the channels).
+std::optional<GemmOperands> find_operands(const Kernel& k, const Dims& dims) {
+  const UOp* reduce = k.reduce();
+  if (k.renderer().has_local() || !reduce || k.reduce_count() != 1 || reduce->get<ReduceArg>().op != Ops::ADD)
+    return std::nullopt;
+  const UOp* mul = strip_cast(reduce->src.at(0).get());
+  if (mul->op != Ops::MUL || mul->dtype != dtypes::float32 || reduce->dtype != dtypes::float32) return std::nullopt;
+  const UOp *la = strip_cast(mul->src.at(0).get()), *lb = strip_cast(mul->src.at(1).get());
+  if (la->op != Ops::LOAD || lb->op != Ops::LOAD) return std::nullopt;
+  const size_t views = k.sts().size(), a0 = k.view_index(la->src.at(1).get()), b0 = k.view_index(lb->src.at(1).get());
+  if (a0 == b0 || a0 >= views || b0 >= views) return std::nullopt;
+  const int nred = k.first_upcast() - dims.fr;
+  if (nred < 1 || k.kinds()[size_t(dims.fr)] != AxisKind::REDUCE) return std::nullopt;
+  GemmOperands g{a0, b0};
+  g.nred = nred;
+  g.K = k.full_shape()[size_t(dims.fr + nred - 1)];
+  for (auto [a, b] : {std::pair{a0, b0}, std::pair{b0, a0}})
     for (int c : {2, 1}) {
-      int n = along(b, a, c);
-      if (n < 0 || along(a, b, 0) < 0) continue;
-      if (int64_t w = vector_floats(n); w > vw || (w == vw && w > 0 && c > contiguous)) {
-        std::tie(ia, ib, contiguous, vw) = std::tuple{a, b, c, w};
-      }
+      int n = dims.along(b, a, c);
+      if (n < 0 || dims.along(a, b, 0) < 0) continue;
+      if (int64_t w = dims.vector_floats(n); w > g.vw || (w == g.vw && w > 0 && c > g.contiguous))
+        std::tie(g.ia, g.ib, g.contiguous, g.vw) = std::tuple{a, b, c, w};
     }
-  if (contiguous == 0) return false;
+  if (g.contiguous == 0) return std::nullopt;
   // (UPCAST and UNROLL add dims after the output loops: mi and ni stay the loops' indices)
-  const int mi = along(ia, ib, 0), ni = along(ib, ia, contiguous);
-  // CPU_GEMM_TILE=um,nv,uk for tuning: um values along M, nv vectors along N, the reduce unrolled by uk.
-  // Defaults: 4 rows for a matmul (2048^3 on 2 threads: 4,2,2 218-225 GFLOPS, 8,2,2 134); 8 output x for a conv
-  // whose output is strided along N, where the tile's weights come from L2 (2 threads: 8,2,2 170-174, 4,2,2
-  // 141-144, 7,2,2 161-194, 14,1,2 160).
-  // With 16 vector registers (AVX2, SSE) a conv keeps 4 rows too: 8 x 2 accumulators and the loads they wait for
-  // spilled to the stack.
+  g.mi = dims.along(g.ia, g.ib, 0);
+  g.ni = dims.along(g.ib, g.ia, g.contiguous);
+  return g;
+}
+
+// The register tile: UPCASTs of N (a vector, then nv of them) and M (um rows), and the reduce unrolled by uk.
+struct GemmTile {
+  int64_t um = 1, nv = 1;
+  int64_t uk = 1;                                // 0: the whole reduce dim
+  std::vector<std::pair<int, int64_t>> upcasts;  // (dim, amount), applied last dim first
+};
+
+// CPU_GEMM_TILE=um,nv,uk for tuning: um values along M, nv vectors along N, the reduce unrolled by uk.
+// Defaults: 4 rows for a matmul (2048^3 on 2 threads: 4,2,2 218-225 GFLOPS, 8,2,2 134); 8 output x for a conv
+// whose output is strided along N, where the tile's weights come from L2 (2 threads: 8,2,2 170-174, 4,2,2
+// 141-144, 7,2,2 161-194, 14,1,2 160).
+// With 16 vector registers (AVX2, SSE) a conv keeps 4 rows too: 8 x 2 accumulators and the loads they wait for
+// spilled to the stack.
+std::optional<GemmTile> choose_tile(const Kernel& k, const Dims& dims, const GemmOperands& g) {
+  const Shape& fs = k.full_shape();
   const bool few_registers = cpu_isa().vector_registers < 32;
-  const auto t = getenv_ints("CPU_GEMM_TILE", {contiguous == 2 || few_registers ? 4 : 8, 2, 2}, 1, 64);
-  const int64_t M = full_shape_[size_t(mi)], N = full_shape_[size_t(ni)], K = full_shape_[size_t(fr + nred - 1)];
+  const auto t = getenv_ints("CPU_GEMM_TILE", {g.contiguous == 2 || few_registers ? 4 : 8, 2, 2}, 1, 64);
+  const int64_t M = fs[size_t(g.mi)], N = fs[size_t(g.ni)], K = g.K;
   int64_t macs = 1;
-  for (int64_t s : full_shape_) macs *= s;
-  int64_t um = t[0], nv = t[1], uk = t[2];
+  for (int64_t s : fs) macs *= s;
+  int64_t um = t[0], nv = t[1];
   // the largest tile that divides the dims (odd sizes keep smaller tiles, or fall back to the heuristic)
   while (um > 1 && M % um != 0) um--;
-  while (nv > 1 && N % (vw * nv) != 0) nv--;
+  while (nv > 1 && N % (g.vw * nv) != 0) nv--;
   if (um < 2 && M * nv <= 16) um = M;  // a short prime dim (a 5-wide kernel's taps in a weight gradient) whole
-  if (N % vw != 0 || um < 2 || macs < (int64_t(1) << 18)) return false;
+  if (N % g.vw != 0 || um < 2 || macs < (int64_t(1) << 18)) return std::nullopt;
+  GemmTile tile{um, nv, K <= 4 ? 0 : (K % t[2] == 0 ? t[2] : 1), {{g.ni, g.vw}, {g.ni, nv}, {g.mi, um}}};
   // A small tile (a 56-wide conv row against x takes one vector): 2 or 4 rows of B's other output dim.
-  std::vector<std::pair<int, int64_t>> ups = {{ni, vw}, {ni, nv}, {mi, um}};
   const int max_accumulators = few_registers ? 8 : 16;
-  for (int d = fr - 1, acc = int(um * nv); d >= 0 && acc < 8; d--)
-    if (d != ni && d != mi && kinds_[size_t(d)] == AxisKind::LOOP && moves(ib, d) && !moves(ia, d))
+  for (int d = dims.fr - 1, acc = int(um * nv); d >= 0 && acc < 8; d--)
+    if (d != g.ni && d != g.mi && dims.loop(d) && dims.moves(g.ib, d) && !dims.moves(g.ia, d))
       for (int64_t amt : {4, 2})
-        if (acc * amt <= max_accumulators && full_shape_[size_t(d)] % amt == 0) {
-          ups.push_back({d, amt});
+        if (acc * amt <= max_accumulators && fs[size_t(d)] % amt == 0) {
+          tile.upcasts.push_back({d, amt});
           acc *= int(amt);
           break;
         }
   // (an UPCAST that takes a whole dim removes it and moves the dims after it: the last dims go first)
-  std::stable_sort(ups.begin(), ups.end(), [](auto& a, auto& b) { return a.first > b.first; });
+  std::stable_sort(tile.upcasts.begin(), tile.upcasts.end(), [](auto& a, auto& b) { return a.first > b.first; });
+  return tile;
+}
+
+void apply_tile(const Kernel& k, const GemmOperands& g, const GemmTile& tile, const TryOpt& try_opt) {
   bool ok = true;
-  for (auto [d, amt] : ups) ok = ok && (amt == 1 || try_opt({OptOps::UPCAST, d, int(amt)}));
-  // (the unroll is optional: a tile from the knob may leave no room for it)
-  if (ok && K <= 4)
-    try_opt({OptOps::UNROLL, nred - 1, 0});
-  else if (ok && uk > 1 && K % uk == 0)
-    try_opt({OptOps::UNROLL, nred - 1, int(uk)});
+  for (auto [d, amt] : tile.upcasts) ok = ok && (amt == 1 || try_opt({OptOps::UPCAST, d, int(amt)}));
   if (!ok)
-    throw Error("CPU_GEMM_TILE=" + getenv_str("CPU_GEMM_TILE") + ": a tile of " + std::to_string(um) + " x " +
-                std::to_string(nv) + " vectors does not fit " + name() + " (at most 1024 values a thread)");
-  // B in panels (tensor/matmul_pack.cpp: its N loop steps over whole K x 32 panels): the panel loop goes
-  // outside M, so one panel (256 KiB at K = 2048) stays in L2 while this thread's rows of A stream past it,
-  // instead of every panel streaming from L3 once per 4 rows (2 threads, fastest of 5: 1024^3 206-207 ->
-  // 213-214 GFLOPS, 2048^3 207-209 -> 212-215). Where the tile is narrower than the panel (8-float vectors: two
-  // tiles a panel) a third loop, the tile within the panel, stays innermost.
+    throw Error("CPU_GEMM_TILE=" + getenv_str("CPU_GEMM_TILE") + ": a tile of " + std::to_string(tile.um) + " x " +
+                std::to_string(tile.nv) + " vectors does not fit " + k.name() + " (at most 1024 values a thread)");
+  // (the unroll is optional: a tile from the knob may leave no room for it)
+  if (tile.uk != 1) try_opt({OptOps::UNROLL, g.nred - 1, int(tile.uk)});
+}
+
+// B in panels (tensor/matmul_pack.cpp: its N loop steps over whole K x 32 panels): the panel loop goes outside M,
+// so one panel (256 KiB at K = 2048) stays in L2 while this thread's rows of A stream past it, instead of every
+// panel streaming from L3 once per 4 rows (2 threads, fastest of 5: 1024^3 206-207 -> 213-214 GFLOPS, 2048^3
+// 207-209 -> 212-215). Where the tile is narrower than the panel (8-float vectors: two tiles a panel) a third
+// loop, the tile within the panel, stays innermost.
+void panel_loop_outside(const Kernel& k, const Dims& dims, const GemmOperands& g, int64_t nv, const TryOpt& try_opt) {
   std::vector<int> loops;
-  for (int d = 0; d < first_reduce(); d++)
-    if (kinds_[size_t(d)] == AxisKind::LOOP) loops.push_back(d);
-  if (loops.size() >= 2 && moves(ib, loops[1]) && !moves(ia, loops[1]) && stride_of(ib, loops[1]) >= K * vw * nv)
+  for (int d = 0; d < k.first_reduce(); d++)
+    if (dims.loop(d)) loops.push_back(d);
+  if (loops.size() >= 2 && dims.moves(g.ib, loops[1]) && !dims.moves(g.ia, loops[1]) &&
+      k.stride_of(g.ib, loops[1]) >= g.K * g.vw * nv)
     try_opt({OptOps::SWAP, loops[0], loops[1]});
-  // Threads over the outermost output loop that divides evenly (M for a matmul, the batch for a conv).
-  for (int th = renderer_.threads(); th >= 2; th--)
-    for (int d = 0; d < first_reduce(); d++)
-      if (kinds_[size_t(d)] == AxisKind::LOOP && full_shape_[size_t(d)] % th == 0 && try_opt({OptOps::THREAD, d, th}))
-        return true;
+}
+
+// Threads over the outermost output loop that divides evenly (M for a matmul, the batch for a conv).
+void split_threads(const Kernel& k, const Dims& dims, const TryOpt& try_opt) {
+  for (int th = k.renderer().threads(); th >= 2; th--)
+    for (int d = 0; d < k.first_reduce(); d++)
+      if (dims.loop(d) && k.full_shape()[size_t(d)] % th == 0 && try_opt({OptOps::THREAD, d, th})) return;
+}
+
+}  // namespace
+
+bool cpu_gemm_opts(const Kernel& k, const TryOpt& try_opt) {
+  const Dims before{k, k.first_reduce()};
+  const std::optional<GemmOperands> g = find_operands(k, before);
+  if (!g) return false;
+  const std::optional<GemmTile> tile = choose_tile(k, before, *g);
+  if (!tile) return false;
+  apply_tile(k, *g, *tile, try_opt);
+  const Dims after{k, k.first_reduce()};
+  panel_loop_outside(k, after, *g, tile->nv, try_opt);
+  split_threads(k, after, try_opt);
   return true;
 }
 

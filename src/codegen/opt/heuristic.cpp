@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "codegen/kernel.h"
+#include "codegen/opt/cpu_gemm.h"
 #include "renderer/cpu_isa.h"
 
 namespace tg {
@@ -472,7 +473,7 @@ void Kernel::hand_coded_optimizations() {
   }
   // Tiny kernels keep their plain loops: nothing to win, and their code stays readable (r_2, E_16).
   if (prod(full_shape_) < 64) return;
-  if (tensor_core_opts(try_opt) || gemm_opts(try_opt) || cpu_gemm_opts(try_opt)) return;
+  if (tensor_core_opts(try_opt) || gemm_opts(try_opt) || cpu_gemm_opts(*this, try_opt)) return;
   const DType dtype_of_output = output_dtype(ast_);
   const bool gpu = renderer_.has_local();
   const int vw = vector_width(gpu, dtype_of_output);
