@@ -1,11 +1,11 @@
 // Loading the CUDA driver (libcuda.so.1) at run time and turning its error codes into tg::Error.
 #include "runtime/cuda_driver.h"
 
-#include <dlfcn.h>
-
 #include <initializer_list>
 #include <mutex>
+#include <optional>
 
+#include "runtime/shared_library.h"
 #include "tg/error.h"
 
 namespace tg::cu {
@@ -19,88 +19,76 @@ struct Loaded {
   int count = 0;
 };
 
-// Resolve the first of `names` the library exports. Several entry points were revised and exported under a
-// versioned name (cuMemAlloc_v2 ...) while the plain name kept the old ABI, so the new names come first; the
-// plain name is the fallback for drivers older than the revision (cuEventElapsedTime_v2 is CUDA 12.8+).
-template <typename Fn>
-bool resolve(void* lib, Fn& fn, std::initializer_list<const char*> names, std::string* missing) {
-  for (const char* n : names)
-    if (void* p = dlsym(lib, n)) {
-      fn = reinterpret_cast<Fn>(p);
-      return true;
-    }
-  *missing = *names.begin();
-  return false;
-}
-
 // Fills L in place: error_text() reads L.d while this runs (to name cuInit's error).
 void load(Loaded& L) {
   // libcuda.so.1 is the driver's own soname (installed with the kernel driver, not the toolkit); the
   // unversioned name only exists where the toolkit's stubs are installed, and those stubs always fail.
-  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  std::string why;
+  const std::optional<SharedLibrary> lib = SharedLibrary::open({"libcuda.so.1"}, &why);
   if (!lib) {
-    const char* e = dlerror();
-    L.why = std::string("cannot load libcuda.so.1, the NVIDIA driver library (is an NVIDIA driver installed?): ") +
-            (e ? e : "unknown dlopen error");
+    L.why = "cannot load the NVIDIA driver library (is an NVIDIA driver installed?): " + why;
     return;
   }
   Driver& d = L.d;
+  // Several entry points were revised and exported under a versioned name (cuMemAlloc_v2 ...) while the plain name
+  // kept the old ABI: the versioned one is bound, the plain name only as a fallback where the revision is recent
+  // (cuEventElapsedTime_v2 is CUDA 12.8+).
   std::string missing;
-  bool all = resolve(lib, d.cuGetErrorName, {"cuGetErrorName"}, &missing) &&
-             resolve(lib, d.cuGetErrorString, {"cuGetErrorString"}, &missing) &&
-             resolve(lib, d.cuInit, {"cuInit"}, &missing) &&
-             resolve(lib, d.cuDriverGetVersion, {"cuDriverGetVersion"}, &missing) &&
-             resolve(lib, d.cuDeviceGetCount, {"cuDeviceGetCount"}, &missing) &&
-             resolve(lib, d.cuDeviceGet, {"cuDeviceGet"}, &missing) &&
-             resolve(lib, d.cuDeviceGetName, {"cuDeviceGetName"}, &missing) &&
-             resolve(lib, d.cuDeviceGetAttribute, {"cuDeviceGetAttribute"}, &missing) &&
-             resolve(lib, d.cuDeviceTotalMem, {"cuDeviceTotalMem_v2"}, &missing) &&
-             resolve(lib, d.cuDeviceCanAccessPeer, {"cuDeviceCanAccessPeer"}, &missing) &&
-             resolve(lib, d.cuDevicePrimaryCtxRetain, {"cuDevicePrimaryCtxRetain"}, &missing) &&
-             resolve(lib, d.cuDevicePrimaryCtxRelease, {"cuDevicePrimaryCtxRelease_v2"}, &missing) &&
-             resolve(lib, d.cuCtxSetCurrent, {"cuCtxSetCurrent"}, &missing) &&
-             resolve(lib, d.cuCtxSynchronize, {"cuCtxSynchronize"}, &missing) &&
-             resolve(lib, d.cuCtxEnablePeerAccess, {"cuCtxEnablePeerAccess"}, &missing) &&
-             resolve(lib, d.cuMemAlloc, {"cuMemAlloc_v2"}, &missing) &&
-             resolve(lib, d.cuMemFree, {"cuMemFree_v2"}, &missing) &&
-             resolve(lib, d.cuMemHostAlloc, {"cuMemHostAlloc"}, &missing) &&
-             resolve(lib, d.cuMemFreeHost, {"cuMemFreeHost"}, &missing) &&
-             resolve(lib, d.cuMemcpyHtoD, {"cuMemcpyHtoD_v2"}, &missing) &&
-             resolve(lib, d.cuMemcpyDtoH, {"cuMemcpyDtoH_v2"}, &missing) &&
-             resolve(lib, d.cuMemcpyHtoDAsync, {"cuMemcpyHtoDAsync_v2"}, &missing) &&
-             resolve(lib, d.cuMemcpyDtoDAsync, {"cuMemcpyDtoDAsync_v2"}, &missing) &&
-             resolve(lib, d.cuMemcpyPeerAsync, {"cuMemcpyPeerAsync"}, &missing) &&
-             resolve(lib, d.cuModuleLoadData, {"cuModuleLoadData"}, &missing) &&
-             resolve(lib, d.cuModuleUnload, {"cuModuleUnload"}, &missing) &&
-             resolve(lib, d.cuModuleGetFunction, {"cuModuleGetFunction"}, &missing) &&
-             resolve(lib, d.cuFuncSetAttribute, {"cuFuncSetAttribute"}, &missing) &&
-             resolve(lib, d.cuLaunchKernel, {"cuLaunchKernel"}, &missing) &&
-             resolve(lib, d.cuEventCreate, {"cuEventCreate"}, &missing) &&
-             resolve(lib, d.cuEventDestroy, {"cuEventDestroy_v2", "cuEventDestroy"}, &missing) &&
-             resolve(lib, d.cuEventRecord, {"cuEventRecord"}, &missing) &&
-             resolve(lib, d.cuEventSynchronize, {"cuEventSynchronize"}, &missing) &&
-             resolve(lib, d.cuEventElapsedTime, {"cuEventElapsedTime_v2", "cuEventElapsedTime"}, &missing) &&
-             resolve(lib, d.cuStreamWaitEvent, {"cuStreamWaitEvent"}, &missing) &&
-             resolve(lib, d.cuStreamSynchronize, {"cuStreamSynchronize"}, &missing);
+  bool all = lib->bind(d.cuGetErrorName, {"cuGetErrorName"}, &missing) &&
+             lib->bind(d.cuGetErrorString, {"cuGetErrorString"}, &missing) &&
+             lib->bind(d.cuInit, {"cuInit"}, &missing) &&
+             lib->bind(d.cuDriverGetVersion, {"cuDriverGetVersion"}, &missing) &&
+             lib->bind(d.cuDeviceGetCount, {"cuDeviceGetCount"}, &missing) &&
+             lib->bind(d.cuDeviceGet, {"cuDeviceGet"}, &missing) &&
+             lib->bind(d.cuDeviceGetName, {"cuDeviceGetName"}, &missing) &&
+             lib->bind(d.cuDeviceGetAttribute, {"cuDeviceGetAttribute"}, &missing) &&
+             lib->bind(d.cuDeviceTotalMem, {"cuDeviceTotalMem_v2"}, &missing) &&
+             lib->bind(d.cuDeviceCanAccessPeer, {"cuDeviceCanAccessPeer"}, &missing) &&
+             lib->bind(d.cuDevicePrimaryCtxRetain, {"cuDevicePrimaryCtxRetain"}, &missing) &&
+             lib->bind(d.cuDevicePrimaryCtxRelease, {"cuDevicePrimaryCtxRelease_v2"}, &missing) &&
+             lib->bind(d.cuCtxSetCurrent, {"cuCtxSetCurrent"}, &missing) &&
+             lib->bind(d.cuCtxSynchronize, {"cuCtxSynchronize"}, &missing) &&
+             lib->bind(d.cuCtxEnablePeerAccess, {"cuCtxEnablePeerAccess"}, &missing) &&
+             lib->bind(d.cuMemAlloc, {"cuMemAlloc_v2"}, &missing) &&
+             lib->bind(d.cuMemFree, {"cuMemFree_v2"}, &missing) &&
+             lib->bind(d.cuMemHostAlloc, {"cuMemHostAlloc"}, &missing) &&
+             lib->bind(d.cuMemFreeHost, {"cuMemFreeHost"}, &missing) &&
+             lib->bind(d.cuMemcpyHtoD, {"cuMemcpyHtoD_v2"}, &missing) &&
+             lib->bind(d.cuMemcpyDtoH, {"cuMemcpyDtoH_v2"}, &missing) &&
+             lib->bind(d.cuMemcpyHtoDAsync, {"cuMemcpyHtoDAsync_v2"}, &missing) &&
+             lib->bind(d.cuMemcpyDtoDAsync, {"cuMemcpyDtoDAsync_v2"}, &missing) &&
+             lib->bind(d.cuMemcpyPeerAsync, {"cuMemcpyPeerAsync"}, &missing) &&
+             lib->bind(d.cuModuleLoadData, {"cuModuleLoadData"}, &missing) &&
+             lib->bind(d.cuModuleUnload, {"cuModuleUnload"}, &missing) &&
+             lib->bind(d.cuModuleGetFunction, {"cuModuleGetFunction"}, &missing) &&
+             lib->bind(d.cuFuncSetAttribute, {"cuFuncSetAttribute"}, &missing) &&
+             lib->bind(d.cuLaunchKernel, {"cuLaunchKernel"}, &missing) &&
+             lib->bind(d.cuEventCreate, {"cuEventCreate"}, &missing) &&
+             lib->bind(d.cuEventDestroy, {"cuEventDestroy_v2", "cuEventDestroy"}, &missing) &&
+             lib->bind(d.cuEventRecord, {"cuEventRecord"}, &missing) &&
+             lib->bind(d.cuEventSynchronize, {"cuEventSynchronize"}, &missing) &&
+             lib->bind(d.cuEventElapsedTime, {"cuEventElapsedTime_v2", "cuEventElapsedTime"}, &missing) &&
+             lib->bind(d.cuStreamWaitEvent, {"cuStreamWaitEvent"}, &missing) &&
+             lib->bind(d.cuStreamSynchronize, {"cuStreamSynchronize"}, &missing);
   if (!all) {
     L.why = "libcuda.so.1 has no " + missing + " (the NVIDIA driver is too old for this runtime)";
     return;  // the library stays loaded: unloading a driver library mid-process is never worth the risk
   }
   // optional: CUDA graphs (TinyJit replays one launch per batch where the driver has them)
-  resolve(lib, d.cuStreamCreate, {"cuStreamCreate"}, &missing);
-  resolve(lib, d.cuStreamDestroy, {"cuStreamDestroy_v2", "cuStreamDestroy"}, &missing);
-  resolve(lib, d.cuStreamBeginCapture, {"cuStreamBeginCapture_v2"}, &missing);
-  resolve(lib, d.cuStreamEndCapture, {"cuStreamEndCapture"}, &missing);
-  resolve(lib, d.cuGraphInstantiateWithFlags, {"cuGraphInstantiateWithFlags"}, &missing);
-  resolve(lib, d.cuGraphLaunch, {"cuGraphLaunch"}, &missing);
-  resolve(lib, d.cuGraphDestroy, {"cuGraphDestroy"}, &missing);
-  resolve(lib, d.cuGraphExecDestroy, {"cuGraphExecDestroy"}, &missing);
-  resolve(lib, d.cuGraphExecUpdate, {"cuGraphExecUpdate_v2"}, &missing);
-  resolve(lib, d.cuGraphGetRootNodes, {"cuGraphGetRootNodes"}, &missing);
-  resolve(lib, d.cuGraphNodeGetDependentNodes, {"cuGraphNodeGetDependentNodes_v2"}, &missing);
-  resolve(lib, d.cuLaunchKernelEx, {"cuLaunchKernelEx"}, &missing);
-  resolve(lib, d.cuGraphExecKernelNodeSetParams, {"cuGraphExecKernelNodeSetParams_v2"}, &missing);
-  resolve(lib, d.cuTensorMapEncodeTiled, {"cuTensorMapEncodeTiled"}, &missing);
+  lib->bind(d.cuStreamCreate, {"cuStreamCreate"}, &missing);
+  lib->bind(d.cuStreamDestroy, {"cuStreamDestroy_v2", "cuStreamDestroy"}, &missing);
+  lib->bind(d.cuStreamBeginCapture, {"cuStreamBeginCapture_v2"}, &missing);
+  lib->bind(d.cuStreamEndCapture, {"cuStreamEndCapture"}, &missing);
+  lib->bind(d.cuGraphInstantiateWithFlags, {"cuGraphInstantiateWithFlags"}, &missing);
+  lib->bind(d.cuGraphLaunch, {"cuGraphLaunch"}, &missing);
+  lib->bind(d.cuGraphDestroy, {"cuGraphDestroy"}, &missing);
+  lib->bind(d.cuGraphExecDestroy, {"cuGraphExecDestroy"}, &missing);
+  lib->bind(d.cuGraphExecUpdate, {"cuGraphExecUpdate_v2"}, &missing);
+  lib->bind(d.cuGraphGetRootNodes, {"cuGraphGetRootNodes"}, &missing);
+  lib->bind(d.cuGraphNodeGetDependentNodes, {"cuGraphNodeGetDependentNodes_v2"}, &missing);
+  lib->bind(d.cuLaunchKernelEx, {"cuLaunchKernelEx"}, &missing);
+  lib->bind(d.cuGraphExecKernelNodeSetParams, {"cuGraphExecKernelNodeSetParams_v2"}, &missing);
+  lib->bind(d.cuTensorMapEncodeTiled, {"cuTensorMapEncodeTiled"}, &missing);
   L.ok = true;  // error_text works from here on
   if (CUresult r = d.cuInit(0); r != CUDA_SUCCESS) {
     L.ok = false;

@@ -5,12 +5,12 @@
 #include <cstdio>
 
 #if defined(TG_HAVE_LLVM)
-#include <dlfcn.h>
-
 #include <cstdlib>
 #include <mutex>
+#include <optional>
 #include <vector>
 
+#include "runtime/shared_library.h"
 #include "tg/error.h"
 #endif
 
@@ -55,43 +55,20 @@ std::vector<std::string> candidates() {
 
 // LLVMGetVersion exists from LLVM 16 on: where it does, the library must be the major these headers describe (the
 // C API is stable in name, not always in meaning: LLVMParseIRInContext's ownership of its buffer, for one).
-bool other_major(void* lib, std::string* why) {
+bool same_major(const SharedLibrary& lib, std::string* why) {
   using GetVersion = void (*)(unsigned*, unsigned*, unsigned*);
-  auto get = reinterpret_cast<GetVersion>(dlsym(lib, "LLVMGetVersion"));
-  if (!get) return false;
+  auto get = reinterpret_cast<GetVersion>(lib.symbol("LLVMGetVersion"));
+  if (!get) return true;
   unsigned major = 0, minor = 0, patch = 0;
   get(&major, &minor, &patch);
-  if (int(major) == TG_LLVM_MAJOR) return false;
+  if (int(major) == TG_LLVM_MAJOR) return true;
   *why = "is LLVM " + std::to_string(major) + ", this library was built for LLVM " + std::to_string(TG_LLVM_MAJOR);
-  return true;
+  return false;
 }
 
-void* open_library(std::string* opened, std::string* why) {
-  for (const std::string& name : candidates()) {
-    void* lib = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
-    std::string reason;
-    if (lib && !other_major(lib, &reason)) {
-      *opened = name;
-      return lib;
-    }
-    if (lib) {
-      dlclose(lib);  // another LLVM
-    } else {
-      const char* e = dlerror();
-      reason = e ? e : "unknown dlopen error";
-    }
-    *why += (why->empty() ? "" : "; ") + name + ": " + reason;
-  }
-  return nullptr;
-}
-
-bool resolve_all(void* lib, Api& a, std::string* missing) {
-#define TG_LLVM_RESOLVE(name)                                     \
-  a.name = reinterpret_cast<decltype(a.name)>(dlsym(lib, #name)); \
-  if (!a.name) {                                                  \
-    *missing = #name;                                             \
-    return false;                                                 \
-  }
+bool resolve_all(const SharedLibrary& lib, Api& a, std::string* missing) {
+#define TG_LLVM_RESOLVE(name) \
+  if (!lib.bind(a.name, #name, missing)) return false;
   TG_LLVM_FUNCTIONS(TG_LLVM_RESOLVE)
 #undef TG_LLVM_RESOLVE
   return true;
@@ -99,7 +76,7 @@ bool resolve_all(void* lib, Api& a, std::string* missing) {
 
 // LLVMInitializeNativeTarget() and LLVMInitializeNativeAsmPrinter() are static inline in llvm-c/Target.h: what
 // they call, for this architecture (the asm parser too, for IR with inline assembly).
-bool init_native_target(void* lib, std::string* why) {
+bool init_native_target(const SharedLibrary& lib, std::string* why) {
 #if defined(__x86_64__) || defined(__i386__)
   const std::string arch = "X86";
 #elif defined(__aarch64__)
@@ -113,7 +90,7 @@ bool init_native_target(void* lib, std::string* why) {
   }
   for (const char* part : {"TargetInfo", "Target", "TargetMC", "AsmPrinter", "AsmParser"}) {
     const std::string name = "LLVMInitialize" + arch + part;
-    auto init = reinterpret_cast<void (*)()>(dlsym(lib, name.c_str()));
+    auto init = reinterpret_cast<void (*)()>(lib.symbol(name.c_str()));
     if (!init) {
       *why = "has no " + name + " (built without the " + arch + " target?)";
       return false;
@@ -124,19 +101,20 @@ bool init_native_target(void* lib, std::string* why) {
 }
 
 void load(Loaded& L) {
-  std::string opened, why;
-  void* lib = open_library(&opened, &why);
+  std::string why;
+  const std::optional<SharedLibrary> lib = SharedLibrary::open(candidates(), &why, same_major);
   if (!lib) {
     L.why = "cannot load libLLVM (is libllvm" + std::to_string(TG_LLVM_MAJOR) + " installed?): " + why;
     return;
   }
+  const std::string& opened = lib->name();
   // The library stays loaded for the rest of the process: its code backs every kernel the JIT made.
   std::string missing;
-  if (!resolve_all(lib, L.api, &missing)) {
+  if (!resolve_all(*lib, L.api, &missing)) {
     L.why = opened + " has no " + missing;
     return;
   }
-  if (!init_native_target(lib, &why)) {
+  if (!init_native_target(*lib, &why)) {
     L.why = opened + " " + why;
     return;
   }

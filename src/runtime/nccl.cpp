@@ -1,13 +1,13 @@
 // NCCL through dlopen (nccl.h): the library, one communicator per set of GPUs, and the all-reduce call.
 #include "runtime/nccl.h"
 
-#include <dlfcn.h>
-
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <optional>
 
 #include "helpers/env.h"
+#include "runtime/shared_library.h"
 #include "tg/error.h"
 
 namespace tg {
@@ -47,22 +47,19 @@ const Loaded& loaded() {
       out.why = "NCCL_LIBRARY=none";
       return out;
     }
-    void* lib = dlopen(path.empty() ? "libnccl.so.2" : path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    std::string why;
+    const std::optional<SharedLibrary> lib = SharedLibrary::open({path.empty() ? "libnccl.so.2" : path}, &why);
     if (!lib) {
-      const char* e = dlerror();
-      out.why = std::string("cannot load ") + (path.empty() ? "libnccl.so.2" : path) + ": " + (e ? e : "dlopen failed");
+      out.why = "cannot load " + why;
       return out;
     }
-    auto sym = [&](const char* name) {
-      void* p = dlsym(lib, name);
-      if (!p && out.why.empty()) out.why = std::string("libnccl has no ") + name;
-      return p;
-    };
-    out.api.CommInitAll = reinterpret_cast<decltype(Api::CommInitAll)>(sym("ncclCommInitAll"));
-    out.api.AllReduce = reinterpret_cast<decltype(Api::AllReduce)>(sym("ncclAllReduce"));
-    out.api.GroupStart = reinterpret_cast<decltype(Api::GroupStart)>(sym("ncclGroupStart"));
-    out.api.GroupEnd = reinterpret_cast<decltype(Api::GroupEnd)>(sym("ncclGroupEnd"));
-    out.api.GetErrorString = reinterpret_cast<decltype(Api::GetErrorString)>(sym("ncclGetErrorString"));
+    std::string missing;
+    const bool all = lib->bind(out.api.CommInitAll, "ncclCommInitAll", &missing) &&
+                     lib->bind(out.api.AllReduce, "ncclAllReduce", &missing) &&
+                     lib->bind(out.api.GroupStart, "ncclGroupStart", &missing) &&
+                     lib->bind(out.api.GroupEnd, "ncclGroupEnd", &missing) &&
+                     lib->bind(out.api.GetErrorString, "ncclGetErrorString", &missing);
+    if (!all) out.why = "libnccl has no " + missing;
     return out;
   }();
   return l;

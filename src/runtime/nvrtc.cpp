@@ -8,12 +8,14 @@
 #include <filesystem>
 #include <initializer_list>
 #include <mutex>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
 
 #include "helpers/env.h"
 #include "runtime/devices.h"
+#include "runtime/shared_library.h"
 #include "tg/error.h"
 
 namespace tg {
@@ -52,12 +54,6 @@ struct LoadedNvrtc {
   std::vector<int> archs;
 };
 
-template <typename Fn>
-bool resolve(void* lib, Fn& fn, const char* name) {
-  fn = reinterpret_cast<Fn>(dlsym(lib, name));
-  return fn != nullptr;
-}
-
 // Where to look, in order: the plain name (the toolkit's development link, found through the loader path),
 // then each soname NVIDIA has shipped, then the toolkit folders the loader may not know about.
 std::vector<std::string> candidate_libraries() {
@@ -72,40 +68,33 @@ std::vector<std::string> candidate_libraries() {
 
 LoadedNvrtc load() {
   LoadedNvrtc L;
-  void* lib = nullptr;
-  std::string first_error;
-  for (const std::string& name : candidate_libraries()) {
-    if ((lib = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL))) break;
-    if (first_error.empty())
-      if (const char* e = dlerror()) first_error = e;
-  }
+  std::string why;
+  const std::optional<SharedLibrary> lib = SharedLibrary::open(candidate_libraries(), &why);
   if (!lib) {
-    L.why = "cannot load libnvrtc (the CUDA toolkit's run-time compiler; install the toolkit or set CUDA_PATH): " +
-            first_error;
+    L.why = "cannot load libnvrtc (the CUDA toolkit's run-time compiler; install the toolkit or set CUDA_PATH): " + why;
     return L;
   }
   Nvrtc& f = L.f;
-  const char* missing = nullptr;
-  auto need = [&](auto& fn, const char* name) {
-    if (!missing && !resolve(lib, fn, name)) missing = name;
-  };
-  need(f.nvrtcGetErrorString, "nvrtcGetErrorString");
-  need(f.nvrtcVersion, "nvrtcVersion");
-  need(f.nvrtcCreateProgram, "nvrtcCreateProgram");
-  need(f.nvrtcDestroyProgram, "nvrtcDestroyProgram");
-  need(f.nvrtcCompileProgram, "nvrtcCompileProgram");
-  need(f.nvrtcGetProgramLogSize, "nvrtcGetProgramLogSize");
-  need(f.nvrtcGetProgramLog, "nvrtcGetProgramLog");
-  need(f.nvrtcGetPTXSize, "nvrtcGetPTXSize");
-  need(f.nvrtcGetPTX, "nvrtcGetPTX");
-  need(f.nvrtcGetCUBINSize, "nvrtcGetCUBINSize");
-  need(f.nvrtcGetCUBIN, "nvrtcGetCUBIN");
-  if (missing) {
-    L.why = std::string("libnvrtc has no ") + missing + " (NVRTC older than CUDA 11.1)";
+  std::string missing;
+  const bool all =
+      lib->bind(f.nvrtcGetErrorString, "nvrtcGetErrorString", &missing) &&
+      lib->bind(f.nvrtcVersion, "nvrtcVersion", &missing) &&
+      lib->bind(f.nvrtcCreateProgram, "nvrtcCreateProgram", &missing) &&
+      lib->bind(f.nvrtcDestroyProgram, "nvrtcDestroyProgram", &missing) &&
+      lib->bind(f.nvrtcCompileProgram, "nvrtcCompileProgram", &missing) &&
+      lib->bind(f.nvrtcGetProgramLogSize, "nvrtcGetProgramLogSize", &missing) &&
+      lib->bind(f.nvrtcGetProgramLog, "nvrtcGetProgramLog", &missing) &&
+      lib->bind(f.nvrtcGetPTXSize, "nvrtcGetPTXSize", &missing) && lib->bind(f.nvrtcGetPTX, "nvrtcGetPTX", &missing) &&
+      lib->bind(f.nvrtcGetCUBINSize, "nvrtcGetCUBINSize", &missing) &&
+      lib->bind(f.nvrtcGetCUBIN, "nvrtcGetCUBIN", &missing);
+  if (!all) {
+    L.why = "libnvrtc has no " + missing + " (NVRTC older than CUDA 11.1)";
     return L;
   }
-  resolve(lib, f.nvrtcGetNumSupportedArchs, "nvrtcGetNumSupportedArchs");
-  resolve(lib, f.nvrtcGetSupportedArchs, "nvrtcGetSupportedArchs");
+  // optional (CUDA 11.2+): the architectures it compiles for
+  std::string optional;
+  lib->bind(f.nvrtcGetNumSupportedArchs, "nvrtcGetNumSupportedArchs", &optional);
+  lib->bind(f.nvrtcGetSupportedArchs, "nvrtcGetSupportedArchs", &optional);
   int major = 0, minor = 0;
   if (f.nvrtcVersion(&major, &minor) != NVRTC_SUCCESS) {
     L.why = "nvrtcVersion failed";

@@ -1,10 +1,10 @@
 // Loading the OpenCL ICD loader (libOpenCL.so.1) at run time, finding its devices, and naming its error codes.
 #include "runtime/opencl_api.h"
 
-#include <dlfcn.h>
-
 #include <mutex>
+#include <optional>
 
+#include "runtime/shared_library.h"
 #include "tg/error.h"
 
 namespace tg::cl {
@@ -18,40 +18,33 @@ struct Loaded {
   std::vector<DeviceRef> devices;
 };
 
-template <typename Fn>
-bool resolve(void* lib, Fn& fn, const char* name, std::string* missing) {
-  fn = reinterpret_cast<Fn>(dlsym(lib, name));
-  if (!fn) *missing = name;
-  return fn != nullptr;
-}
-
-bool resolve_all(void* lib, Api& a, std::string* missing) {
-  return resolve(lib, a.clGetPlatformIDs, "clGetPlatformIDs", missing) &&
-         resolve(lib, a.clGetPlatformInfo, "clGetPlatformInfo", missing) &&
-         resolve(lib, a.clGetDeviceIDs, "clGetDeviceIDs", missing) &&
-         resolve(lib, a.clGetDeviceInfo, "clGetDeviceInfo", missing) &&
-         resolve(lib, a.clCreateContext, "clCreateContext", missing) &&
-         resolve(lib, a.clReleaseContext, "clReleaseContext", missing) &&
-         resolve(lib, a.clCreateCommandQueue, "clCreateCommandQueue", missing) &&
-         resolve(lib, a.clReleaseCommandQueue, "clReleaseCommandQueue", missing) &&
-         resolve(lib, a.clCreateBuffer, "clCreateBuffer", missing) &&
-         resolve(lib, a.clReleaseMemObject, "clReleaseMemObject", missing) &&
-         resolve(lib, a.clEnqueueWriteBuffer, "clEnqueueWriteBuffer", missing) &&
-         resolve(lib, a.clEnqueueReadBuffer, "clEnqueueReadBuffer", missing) &&
-         resolve(lib, a.clEnqueueCopyBuffer, "clEnqueueCopyBuffer", missing) &&
-         resolve(lib, a.clCreateProgramWithSource, "clCreateProgramWithSource", missing) &&
-         resolve(lib, a.clCreateProgramWithBinary, "clCreateProgramWithBinary", missing) &&
-         resolve(lib, a.clBuildProgram, "clBuildProgram", missing) &&
-         resolve(lib, a.clGetProgramBuildInfo, "clGetProgramBuildInfo", missing) &&
-         resolve(lib, a.clGetProgramInfo, "clGetProgramInfo", missing) &&
-         resolve(lib, a.clReleaseProgram, "clReleaseProgram", missing) &&
-         resolve(lib, a.clCreateKernel, "clCreateKernel", missing) &&
-         resolve(lib, a.clReleaseKernel, "clReleaseKernel", missing) &&
-         resolve(lib, a.clSetKernelArg, "clSetKernelArg", missing) &&
-         resolve(lib, a.clEnqueueNDRangeKernel, "clEnqueueNDRangeKernel", missing) &&
-         resolve(lib, a.clFinish, "clFinish", missing) && resolve(lib, a.clWaitForEvents, "clWaitForEvents", missing) &&
-         resolve(lib, a.clGetEventProfilingInfo, "clGetEventProfilingInfo", missing) &&
-         resolve(lib, a.clReleaseEvent, "clReleaseEvent", missing);
+bool resolve_all(const SharedLibrary& lib, Api& a, std::string* missing) {
+  return lib.bind(a.clGetPlatformIDs, "clGetPlatformIDs", missing) &&
+         lib.bind(a.clGetPlatformInfo, "clGetPlatformInfo", missing) &&
+         lib.bind(a.clGetDeviceIDs, "clGetDeviceIDs", missing) &&
+         lib.bind(a.clGetDeviceInfo, "clGetDeviceInfo", missing) &&
+         lib.bind(a.clCreateContext, "clCreateContext", missing) &&
+         lib.bind(a.clReleaseContext, "clReleaseContext", missing) &&
+         lib.bind(a.clCreateCommandQueue, "clCreateCommandQueue", missing) &&
+         lib.bind(a.clReleaseCommandQueue, "clReleaseCommandQueue", missing) &&
+         lib.bind(a.clCreateBuffer, "clCreateBuffer", missing) &&
+         lib.bind(a.clReleaseMemObject, "clReleaseMemObject", missing) &&
+         lib.bind(a.clEnqueueWriteBuffer, "clEnqueueWriteBuffer", missing) &&
+         lib.bind(a.clEnqueueReadBuffer, "clEnqueueReadBuffer", missing) &&
+         lib.bind(a.clEnqueueCopyBuffer, "clEnqueueCopyBuffer", missing) &&
+         lib.bind(a.clCreateProgramWithSource, "clCreateProgramWithSource", missing) &&
+         lib.bind(a.clCreateProgramWithBinary, "clCreateProgramWithBinary", missing) &&
+         lib.bind(a.clBuildProgram, "clBuildProgram", missing) &&
+         lib.bind(a.clGetProgramBuildInfo, "clGetProgramBuildInfo", missing) &&
+         lib.bind(a.clGetProgramInfo, "clGetProgramInfo", missing) &&
+         lib.bind(a.clReleaseProgram, "clReleaseProgram", missing) &&
+         lib.bind(a.clCreateKernel, "clCreateKernel", missing) &&
+         lib.bind(a.clReleaseKernel, "clReleaseKernel", missing) &&
+         lib.bind(a.clSetKernelArg, "clSetKernelArg", missing) &&
+         lib.bind(a.clEnqueueNDRangeKernel, "clEnqueueNDRangeKernel", missing) &&
+         lib.bind(a.clFinish, "clFinish", missing) && lib.bind(a.clWaitForEvents, "clWaitForEvents", missing) &&
+         lib.bind(a.clGetEventProfilingInfo, "clGetEventProfilingInfo", missing) &&
+         lib.bind(a.clReleaseEvent, "clReleaseEvent", missing);
 }
 
 // Every device of every platform, in platform order. A platform without devices (CL_DEVICE_NOT_FOUND) or one
@@ -95,15 +88,14 @@ void list_devices(Loaded& L) {
 
 void load(Loaded& L) {
   // libOpenCL.so.1 is the loader's soname; the unversioned name only exists where the -dev package is installed.
-  void* lib = dlopen("libOpenCL.so.1", RTLD_NOW | RTLD_LOCAL);
+  std::string why;
+  const std::optional<SharedLibrary> lib = SharedLibrary::open({"libOpenCL.so.1"}, &why);
   if (!lib) {
-    const char* e = dlerror();
-    L.why = std::string("cannot load libOpenCL.so.1, the OpenCL ICD loader (is ocl-icd-libopencl1 installed?): ") +
-            (e ? e : "unknown dlopen error");
+    L.why = "cannot load the OpenCL ICD loader (is ocl-icd-libopencl1 installed?): " + why;
     return;
   }
   std::string missing;
-  if (!resolve_all(lib, L.api, &missing)) {
+  if (!resolve_all(*lib, L.api, &missing)) {
     L.why = "libOpenCL.so.1 has no " + missing + " (the OpenCL loader is older than OpenCL 1.2)";
     return;  // the library stays loaded: unloading a driver's library mid-process is never worth the risk
   }
