@@ -121,6 +121,9 @@ struct Shape : std::vector<sint> {
   operator std::vector<int64_t>() const { return std::vector<int64_t>(begin(), end()); }  // NOLINT
 };
 
+// "(2, 3)", "(start_pos, 64)", "(5,)": a shape as tinygrad prints it (a Python tuple), for messages.
+std::string to_string(const Shape& s);
+
 inline bool is_symbolic(const Shape& s) {
   for (const sint& d : s)
     if (d.is_symbolic()) return true;

@@ -10,7 +10,6 @@
 #include <limits>
 #include <memory>
 
-#include "tensor/tensor_internal.h"
 #include "tg/nn.h"
 
 namespace tg::nn::datasets {

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <numeric>
 
-#include "tensor/tensor_internal.h"
 #include "tg/nn.h"
 #include "tg/variable.h"
 
@@ -18,7 +17,7 @@ int64_t prod(const std::vector<int64_t>& v) { return std::accumulate(v.begin(), 
 // assign to one would change the other.
 Tensor filled(const Shape& shape, float value) {
   for (int64_t s : shape)
-    if (s < 0) throw Error("nn: negative dimension in shape " + fmt_shape(shape));
+    if (s < 0) throw Error("nn: negative dimension in shape " + to_string(shape));
   return Tensor(std::vector<float>(size_t(prod(shape)), value), shape, {.dtype = dtypes::default_float()});
 }
 
@@ -61,7 +60,7 @@ Shape channel_shape(int64_t c, int64_t ndim) {
 void check_channels(const char* layer, const Tensor& x, int64_t channels) {
   Shape s = x.shape();
   if (s.size() < 2 || s[1] != channels)
-    throw Error(std::string(layer) + ": input " + fmt_shape(s) + " does not have " + std::to_string(channels) +
+    throw Error(std::string(layer) + ": input " + to_string(s) + " does not have " + std::to_string(channels) +
                 " channels in dim 1 (expected (N, " + std::to_string(channels) + ", ...))");
 }
 
@@ -180,7 +179,7 @@ Tensor per_device_batchnorm(BatchNorm& bn, const Tensor& x, int64_t g) {
 Tensor BatchNorm::operator()(const Tensor& x) {
   int64_t c = running_mean ? running_mean->numel() : weight ? weight->numel() : -1;
   if (c >= 0) check_channels("BatchNorm", x, c);
-  else if (x.ndim() < 2) throw Error("BatchNorm: input " + fmt_shape(x.shape()) + " needs (N, C, ...)");
+  else if (x.ndim() < 2) throw Error("BatchNorm: input " + to_string(x.shape()) + " needs (N, C, ...)");
   if (track_running_stats && !Tensor::training)
     return x.batchnorm(weight, bias, *running_mean, (*running_var + eps).rsqrt());
   if (!sync_stats && x.devices().size() > 1 && x.shard_axis() == std::optional<int64_t>(0))
@@ -213,7 +212,7 @@ Tensor LayerNorm::operator()(const Tensor& x) const {
   Shape s = x.shape();
   size_t k = normalized_shape.size();
   if (s.size() < k || !std::equal(normalized_shape.begin(), normalized_shape.end(), s.end() - ptrdiff_t(k)))
-    throw Error("LayerNorm: last dims of input " + fmt_shape(s) + " must be " + fmt_shape(normalized_shape));
+    throw Error("LayerNorm: last dims of input " + to_string(s) + " must be " + to_string(normalized_shape));
   // Tensor::layernorm normalizes over one axis: fold the normalized dims into one.
   Shape folded(s.begin(), s.end() - ptrdiff_t(k));
   folded.push_back(prod(normalized_shape));
@@ -231,7 +230,7 @@ RMSNorm::RMSNorm(int64_t dim, double eps_, bool elementwise_affine) : eps(eps_) 
 Tensor RMSNorm::operator()(const Tensor& x) const {
   if (x.ndim() == 0) throw Error("RMSNorm: input must have at least one dim");
   if (weight && x.shape().back() != weight->numel())
-    throw Error("RMSNorm: last dim of input " + fmt_shape(x.shape()) + " must be " + std::to_string(weight->numel()));
+    throw Error("RMSNorm: last dim of input " + to_string(x.shape()) + " must be " + std::to_string(weight->numel()));
   // Squares of half values overflow: normalize in float32 or wider, as tinygrad's x.float().
   Tensor xf = x.cast(dtypes::promote(x.dtype(), dtypes::float32));
   Tensor y = (xf * ((xf * xf).mean(-1, true) + eps).rsqrt()).cast(x.dtype());

@@ -2,7 +2,6 @@
 // parameters and the optimizer's state, and realizes all of it in one schedule.
 #include <cmath>
 
-#include "tensor/tensor_internal.h"
 #include "tg/nn.h"
 
 namespace tg::nn::optim {
@@ -65,8 +64,8 @@ std::vector<Tensor> Optimizer::schedule_step() {
     if (!params[i].has_grad()) continue;  // no gradient (e.g. BatchNorm's running stats): realized as is
     Tensor g = params[i].grad();
     if (g.shape() != params[i].shape())
-      throw Error("optimizer step: gradient " + fmt_shape(g.shape()) + " does not match parameter " +
-                  fmt_shape(params[i].shape()));
+      throw Error("optimizer step: gradient " + to_string(g.shape()) + " does not match parameter " +
+                  to_string(params[i].shape()));
     idx.push_back(i);
     grads.push_back(g);
   }

@@ -128,4 +128,10 @@ sint smax(const sint& a, const sint& b) {
 }
 sint smin(const sint& a, const sint& b) { return -smax(-a, -b); }
 
+std::string to_string(const Shape& s) {
+  std::string r = "(";
+  for (size_t i = 0; i < s.size(); i++) r += (i ? ", " : "") + s[i].str();
+  return r + (s.size() == 1 ? ",)" : ")");
+}
+
 }  // namespace tg

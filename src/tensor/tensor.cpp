@@ -18,11 +18,7 @@
 namespace tg {
 
 // ---- helpers ----
-std::string fmt_shape(const Shape& s) {
-  std::string r = "(";
-  for (size_t i = 0; i < s.size(); i++) r += (i ? ", " : "") + s[i].str();
-  return r + (s.size() == 1 ? ",)" : ")");
-}
+std::string fmt_shape(const Shape& s) { return to_string(s); }
 std::string fmt_shape(const std::vector<int64_t>& s) { return fmt_shape(Shape(s.begin(), s.end())); }
 
 bool always_le(const sint& a, const sint& b) {

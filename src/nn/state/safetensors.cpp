@@ -8,7 +8,6 @@
 #include "nn/state/host_tensor.h"
 #include "nn/state/json.h"
 #include "nn/state/loaders.h"
-#include "tensor/tensor_internal.h"
 
 namespace tg::nn::state {
 namespace {
@@ -65,7 +64,7 @@ SafetensorsEntry parse_entry(const Json& v, const std::string& name, uint64_t da
         std::to_string(data_size) + " bytes)");
   uint64_t nbytes = 0;
   if (!mul_ok(numel, uint64_t(e.dtype.itemsize()), &nbytes) || nbytes != e.end - e.begin)
-    bad("shape " + fmt_shape(e.shape) + " of " + dt->text + " needs " + std::to_string(nbytes) +
+    bad("shape " + to_string(e.shape) + " of " + dt->text + " needs " + std::to_string(nbytes) +
         " bytes, data_offsets give " + std::to_string(e.end - e.begin));
   return e;
 }
