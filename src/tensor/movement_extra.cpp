@@ -215,6 +215,82 @@ std::vector<Tensor> Tensor::chunk(int64_t chunks, int64_t dim) const {
   return split((n + chunks - 1) / chunks, dim);
 }
 
+namespace {
+
+// pad's modes after its checks. `cut` shrinks away the negative pads, `grow` adds the positive ones.
+// constant: padding reads zeros, so another fill value goes in through a padded all-true mask.
+Tensor pad_constant(const Tensor& t, const PadArg& cut, const PadArg& grow, ConstValue value) {
+  Tensor x = t.shrink(cut);
+  Tensor base = x.pad(grow);
+  if (value.value == 0) return base;  // as tinygrad: a zero fill never changes the dtype
+  Tensor inside(const_uop(1, dtypes::bool_, t.device(), x.shape()), t.device());
+  return inside.pad(grow).where(base, value);
+}
+
+// circular: the tensor tiled once before and once after where needed, then the window cut out.
+Tensor pad_circular(const Tensor& t, const PadArg& padding, const PadArg& cut, const PadArg& grow) {
+  Tensor x = t.shrink(cut);
+  Shape xs = x.shape(), reps;
+  for (size_t i = 0; i < xs.size(); i++) {
+    auto [b, e] = grow[i];
+    if (b > xs[i] || e > xs[i])
+      throw Error("pad: circular padding " + fmt_pairs(padding) + " wraps around more than once in dim " +
+                  std::to_string(i) + " of shape " + fmt_shape(t.shape()));
+    reps.push_back(1 + (b > 0) + (e > 0));
+  }
+  Tensor tiled = x.repeat(reps);
+  Shape ts = tiled.shape();
+  PadArg window;
+  for (size_t i = 0; i < xs.size(); i++) {
+    auto [b, e] = grow[i];
+    window.emplace_back(b == 0 ? sint(0) : xs[i] - b, e == 0 ? ts[i] : ts[i] - xs[i] + e);
+  }
+  return tiled.shrink(window);
+}
+
+// reflect and replicate: dim by dim, mirror images (without the edge element) or copies of the edge concatenated
+// on each side of the full data, then the negative pads cut.
+Tensor pad_edges(const Tensor& t, const std::string& mode, const PadArg& padding, const PadArg& cut,
+                 const PadArg& grow) {
+  const Shape s = t.shape();
+  Tensor x = t;
+  for (size_t d = 0; d < s.size(); d++) {
+    auto [b, e] = grow[d];
+    if (b == 0 && e == 0) continue;
+    int64_t n = s[d];
+    std::vector<Tensor> pieces;
+    if (mode == "reflect") {
+      if (b >= n || e >= n)
+        throw Error("pad: reflect padding " + fmt_pairs(padding) + " must be less than the size " +
+                    std::to_string(n) + " of dim " + std::to_string(d) + " of shape " + fmt_shape(s));
+      // [b..1] before, [n-2..n-1-e] after
+      if (b > 0) pieces.push_back(x.shrink(keep_all_but(x.shape(), d, 1, b + 1)).flip(int64_t(d)));
+      pieces.push_back(x);
+      if (e > 0) pieces.push_back(x.shrink(keep_all_but(x.shape(), d, n - 1 - e, n - 1)).flip(int64_t(d)));
+    } else {
+      if (n == 0)
+        throw Error("pad: replicate padding " + fmt_pairs(padding) + " of the empty dim " + std::to_string(d) +
+                    " of shape " + fmt_shape(s));
+      Shape xs = x.shape();
+      auto edge = [&](int64_t at, int64_t count) {
+        Shape to = xs;
+        to[d] = count;
+        return x.shrink(keep_all_but(xs, d, at, at + 1)).expand(to);
+      };
+      if (b > 0) pieces.push_back(edge(0, b));
+      pieces.push_back(x);
+      if (e > 0) pieces.push_back(edge(n - 1, e));
+    }
+    x = Tensor::cat(pieces, int64_t(d));
+  }
+  PadArg after;
+  Shape xs = x.shape();
+  for (size_t i = 0; i < s.size(); i++) after.emplace_back(cut[i].first, xs[i] - (s[i] - cut[i].second));
+  return x.shrink(after);
+}
+
+}  // namespace
+
 Tensor Tensor::pad(const PadArg& padding, const std::string& mode, ConstValue value) const {
   Shape s = shape();
   if (padding.size() != s.size())
@@ -234,68 +310,9 @@ Tensor Tensor::pad(const PadArg& padding, const std::string& mode, ConstValue va
     cut.emplace_back(std::max<int64_t>(-b, 0), s[i] - std::max<int64_t>(-e, 0));
     grow.emplace_back(std::max<int64_t>(b, 0), std::max<int64_t>(e, 0));
   }
-  if (mode == "constant") {
-    Tensor x = shrink(cut);
-    Tensor base = x.pad(grow);
-    if (value.value == 0) return base;  // as tinygrad: a zero fill never changes the dtype
-    // Padding reads zeros, so the fill value goes in through a padded all-true mask.
-    Tensor inside(const_uop(1, dtypes::bool_, device(), x.shape()), device());
-    return inside.pad(grow).where(base, value);
-  }
-  if (mode == "circular") {
-    Tensor x = shrink(cut);
-    Shape xs = x.shape(), reps;
-    for (size_t i = 0; i < xs.size(); i++) {
-      auto [b, e] = grow[i];
-      if (b > xs[i] || e > xs[i])
-        throw Error("pad: circular padding " + fmt_pairs(padding) + " wraps around more than once in dim " +
-                    std::to_string(i) + " of shape " + fmt_shape(s));
-      reps.push_back(1 + (b > 0) + (e > 0));
-    }
-    // Tile the tensor once before and once after where needed, then cut the window.
-    Tensor tiled = x.repeat(reps);
-    Shape ts = tiled.shape();
-    PadArg window;
-    for (size_t i = 0; i < xs.size(); i++) {
-      auto [b, e] = grow[i];
-      window.emplace_back(b == 0 ? sint(0) : xs[i] - b, e == 0 ? ts[i] : ts[i] - xs[i] + e);
-    }
-    return tiled.shrink(window);
-  }
-  Tensor x = *this;
-  for (size_t d = 0; d < s.size(); d++) {
-    auto [b, e] = grow[d];
-    if (b == 0 && e == 0) continue;
-    int64_t n = s[d];
-    std::vector<Tensor> pieces;
-    if (mode == "reflect") {
-      if (b >= n || e >= n)
-        throw Error("pad: reflect padding " + fmt_pairs(padding) + " must be less than the size " +
-                    std::to_string(n) + " of dim " + std::to_string(d) + " of shape " + fmt_shape(s));
-      // Mirror images that leave out the edge element: [b..1] before, [n-2..n-1-e] after.
-      if (b > 0) pieces.push_back(x.shrink(keep_all_but(x.shape(), d, 1, b + 1)).flip(int64_t(d)));
-      pieces.push_back(x);
-      if (e > 0) pieces.push_back(x.shrink(keep_all_but(x.shape(), d, n - 1 - e, n - 1)).flip(int64_t(d)));
-    } else {
-      if (n == 0)
-        throw Error("pad: replicate padding " + fmt_pairs(padding) + " of the empty dim " + std::to_string(d) +
-                    " of shape " + fmt_shape(s));
-      Shape xs = x.shape();
-      auto edge = [&](int64_t at, int64_t count) {
-        Shape to = xs;
-        to[d] = count;
-        return x.shrink(keep_all_but(xs, d, at, at + 1)).expand(to);
-      };
-      if (b > 0) pieces.push_back(edge(0, b));
-      pieces.push_back(x);
-      if (e > 0) pieces.push_back(edge(n - 1, e));
-    }
-    x = cat(pieces, int64_t(d));
-  }
-  PadArg after;
-  Shape xs = x.shape();
-  for (size_t i = 0; i < s.size(); i++) after.emplace_back(cut[i].first, xs[i] - (s[i] - cut[i].second));
-  return x.shrink(after);
+  if (mode == "constant") return pad_constant(*this, cut, grow, value);
+  if (mode == "circular") return pad_circular(*this, padding, cut, grow);
+  return pad_edges(*this, mode, padding, cut, grow);
 }
 
 Tensor Tensor::roll(int64_t shift, int64_t dim) const {

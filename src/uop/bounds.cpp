@@ -26,12 +26,13 @@ I clamp_to(I r, DType dt) {
   return r;
 }
 
-}  // namespace
+// The operands' ranges.
+I src_range(const UOp& u, size_t i) { return {u.src[i]->vmin, u.src[i]->vmax}; }
 
-std::pair<int64_t, int64_t> compute_bounds(const UOp& u) {
-  DType dt = u.dtype;
-  if (dt.ptr || dt.count != 1 || !(dt.is_int() || dt.is_bool())) return dtype_range(dt.scalar_type());
-  auto s = [&](size_t i) -> I { return {u.src[i]->vmin, u.src[i]->vmax}; };
+// Leaves: constants, loops, launch indices and variables.
+I leaf_bounds(const UOp& u) {
+  const DType dt = u.dtype;
+  auto s = [&](size_t i) { return src_range(u, i); };
   switch (u.op) {
     case Ops::CONST: {
       int64_t v = u.const_int_value();
@@ -55,6 +56,16 @@ std::pair<int64_t, int64_t> compute_bounds(const UOp& u) {
       auto& n = u.get<NamedRange>();
       return {n.min, n.max};
     }
+    default:
+      return dtype_range(dt);
+  }
+}
+
+// Integer arithmetic, with C's truncating division and remainder.
+I arithmetic_bounds(const UOp& u) {
+  const DType dt = u.dtype;
+  auto s = [&](size_t i) { return src_range(u, i); };
+  switch (u.op) {
     case Ops::ADD: {
       I a = s(0), b = s(1);
       if (!safe(a.first) || !safe(a.second) || !safe(b.first) || !safe(b.second)) return dtype_range(dt);
@@ -99,6 +110,16 @@ std::pair<int64_t, int64_t> compute_bounds(const UOp& u) {
       if (!safe(a.first) || !safe(a.second)) return dtype_range(dt);
       return clamp_to({-a.second, -a.first}, dt);
     }
+    default:
+      return dtype_range(dt);
+  }
+}
+
+// Comparisons, bitwise and/or, select and casts.
+I logic_bounds(const UOp& u) {
+  const DType dt = u.dtype;
+  auto s = [&](size_t i) { return src_range(u, i); };
+  switch (u.op) {
     case Ops::CMPLT: {
       I a = s(0), b = s(1);
       if (a.second < b.first) return {1, 1};
@@ -129,6 +150,23 @@ std::pair<int64_t, int64_t> compute_bounds(const UOp& u) {
       if (x.dtype.is_int() || x.dtype.is_bool()) return clamp_to({x.vmin, x.vmax}, dt);
       return dtype_range(dt);
     }
+    default:
+      return dtype_range(dt);
+  }
+}
+
+}  // namespace
+
+std::pair<int64_t, int64_t> compute_bounds(const UOp& u) {
+  const DType dt = u.dtype;
+  if (dt.ptr || dt.count != 1 || !(dt.is_int() || dt.is_bool())) return dtype_range(dt.scalar_type());
+  switch (u.op) {
+    case Ops::CONST: case Ops::RANGE: case Ops::SPECIAL: case Ops::BIND: case Ops::DEFINE_VAR:
+      return leaf_bounds(u);
+    case Ops::ADD: case Ops::SUB: case Ops::MUL: case Ops::IDIV: case Ops::MOD: case Ops::MAX: case Ops::NEG:
+      return arithmetic_bounds(u);
+    case Ops::CMPLT: case Ops::CMPNE: case Ops::AND: case Ops::OR: case Ops::WHERE: case Ops::CAST:
+      return logic_bounds(u);
     default:
       return dtype_range(dt);
   }
