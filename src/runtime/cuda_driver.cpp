@@ -19,6 +19,26 @@ struct Loaded {
   int count = 0;
 };
 
+// Entry points the runtime works without: CUDA graphs (TinyJit replays one launch per batch where the driver has
+// them), launches with attributes and tensor maps (Hopper's TMA).
+void bind_optional(const SharedLibrary& lib, Driver& d) {
+  std::string missing;
+  lib.bind(d.cuStreamCreate, {"cuStreamCreate"}, &missing);
+  lib.bind(d.cuStreamDestroy, {"cuStreamDestroy_v2", "cuStreamDestroy"}, &missing);
+  lib.bind(d.cuStreamBeginCapture, {"cuStreamBeginCapture_v2"}, &missing);
+  lib.bind(d.cuStreamEndCapture, {"cuStreamEndCapture"}, &missing);
+  lib.bind(d.cuGraphInstantiateWithFlags, {"cuGraphInstantiateWithFlags"}, &missing);
+  lib.bind(d.cuGraphLaunch, {"cuGraphLaunch"}, &missing);
+  lib.bind(d.cuGraphDestroy, {"cuGraphDestroy"}, &missing);
+  lib.bind(d.cuGraphExecDestroy, {"cuGraphExecDestroy"}, &missing);
+  lib.bind(d.cuGraphExecUpdate, {"cuGraphExecUpdate_v2"}, &missing);
+  lib.bind(d.cuGraphGetRootNodes, {"cuGraphGetRootNodes"}, &missing);
+  lib.bind(d.cuGraphNodeGetDependentNodes, {"cuGraphNodeGetDependentNodes_v2"}, &missing);
+  lib.bind(d.cuLaunchKernelEx, {"cuLaunchKernelEx"}, &missing);
+  lib.bind(d.cuGraphExecKernelNodeSetParams, {"cuGraphExecKernelNodeSetParams_v2"}, &missing);
+  lib.bind(d.cuTensorMapEncodeTiled, {"cuTensorMapEncodeTiled"}, &missing);
+}
+
 // Fills L in place: error_text() reads L.d while this runs (to name cuInit's error).
 void load(Loaded& L) {
   // libcuda.so.1 is the driver's own soname (installed with the kernel driver, not the toolkit); the
@@ -74,21 +94,7 @@ void load(Loaded& L) {
     L.why = "libcuda.so.1 has no " + missing + " (the NVIDIA driver is too old for this runtime)";
     return;  // the library stays loaded: unloading a driver library mid-process is never worth the risk
   }
-  // optional: CUDA graphs (TinyJit replays one launch per batch where the driver has them)
-  lib->bind(d.cuStreamCreate, {"cuStreamCreate"}, &missing);
-  lib->bind(d.cuStreamDestroy, {"cuStreamDestroy_v2", "cuStreamDestroy"}, &missing);
-  lib->bind(d.cuStreamBeginCapture, {"cuStreamBeginCapture_v2"}, &missing);
-  lib->bind(d.cuStreamEndCapture, {"cuStreamEndCapture"}, &missing);
-  lib->bind(d.cuGraphInstantiateWithFlags, {"cuGraphInstantiateWithFlags"}, &missing);
-  lib->bind(d.cuGraphLaunch, {"cuGraphLaunch"}, &missing);
-  lib->bind(d.cuGraphDestroy, {"cuGraphDestroy"}, &missing);
-  lib->bind(d.cuGraphExecDestroy, {"cuGraphExecDestroy"}, &missing);
-  lib->bind(d.cuGraphExecUpdate, {"cuGraphExecUpdate_v2"}, &missing);
-  lib->bind(d.cuGraphGetRootNodes, {"cuGraphGetRootNodes"}, &missing);
-  lib->bind(d.cuGraphNodeGetDependentNodes, {"cuGraphNodeGetDependentNodes_v2"}, &missing);
-  lib->bind(d.cuLaunchKernelEx, {"cuLaunchKernelEx"}, &missing);
-  lib->bind(d.cuGraphExecKernelNodeSetParams, {"cuGraphExecKernelNodeSetParams_v2"}, &missing);
-  lib->bind(d.cuTensorMapEncodeTiled, {"cuTensorMapEncodeTiled"}, &missing);
+  bind_optional(*lib, d);
   L.ok = true;  // error_text works from here on
   if (CUresult r = d.cuInit(0); r != CUDA_SUCCESS) {
     L.ok = false;
