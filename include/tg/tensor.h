@@ -510,7 +510,12 @@ TG_SCALAR_OPERATOR(^)
 #undef TG_SCALAR_OPERATOR
 
 // Device helpers visible to users.
+// DEV from the environment if set, else the best available: "CUDA" when a GPU (and NVRTC) is there, else "CPU".
 std::string default_device();
+// The canonical spelling of a device name, as tinygrad's Device.canonicalize: "cpu" -> "CPU", "cuda:0" -> "CUDA",
+// "cuda:1" -> "CUDA:1", "(cpu:1, cpu:2)" -> "(CPU:1, CPU:2)". A tg::Error for an unknown device, and for an
+// instance past the ones this machine has.
+std::string canonical_device(const std::string& name);
 // The instruction set the CPU and LLVM devices compile kernels for (CPU_ISA, default native), in one line:
 // "avx2 (x86-64-v3: 32-byte vectors, FMA)". A tg::Error for a CPU_ISA this CPU cannot run.
 std::string cpu_isa_description();

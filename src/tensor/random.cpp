@@ -12,7 +12,6 @@
 #include <numbers>
 
 #include "engine/capture.h"
-#include "runtime/device.h"
 #include "tensor/tensor_internal.h"
 #include "uop/exec_alu.h"
 
@@ -179,10 +178,6 @@ void check_shape(const char* op, const Shape& shape) {
     if (s < 0) throw Error(std::string(op) + ": negative dimension in shape " + fmt_shape(shape));
 }
 
-std::string device_of(const TensorOptions& opts) {
-  return canonical_device(opts.device.empty() ? default_device() : opts.device);
-}
-
 int64_t prod_from(const Shape& s, size_t first) {
   int64_t p = 1;
   for (size_t i = first; i < s.size(); i++) p *= s[i];
@@ -212,7 +207,7 @@ Tensor Tensor::rand(const Shape& shape, TensorOptions opts) {
   DType dt = opts.dtype.value_or(dtypes::default_float());
   if (!dt.is_float() || dt.count != 1 || dt.ptr)
     throw Error("rand: dtype " + dt.repr() + " is not a float dtype (expected float16, bfloat16, float32 or float64)");
-  Tensor out = rand_on(shape, dt, device_of(opts), true);
+  Tensor out = rand_on(shape, dt, device_or_default(opts.device), true);
   out.d_->requires_grad = opts.requires_grad;
   return out;
 }

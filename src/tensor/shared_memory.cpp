@@ -62,7 +62,7 @@ MemoryView Tensor::memory() {
 Tensor Tensor::from_blob(void* data, const Shape& shape, DType dtype, const std::string& device,
                          std::shared_ptr<const void> owner, std::optional<Shape> strides) {
   const char* op = "from_blob";
-  std::string dev_name = canonical_device(device.empty() ? default_device() : device);
+  std::string dev_name = device_or_default(device);
   shareable_memory(op, dev_name);
   for (int64_t d : shape)
     if (d < 0) throw Error(std::string(op) + ": negative dimension in shape " + fmt_shape(shape));

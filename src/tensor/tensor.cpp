@@ -9,7 +9,6 @@
 
 #include "engine/realize.h"
 #include "uop/device_set.h"
-#include "runtime/device.h"
 #include "engine/buffers.h"
 #include "schedule/multi.h"
 #include "tensor/tensor_internal.h"
@@ -19,6 +18,9 @@ namespace tg {
 
 // ---- helpers ----
 std::string fmt_shape(const Shape& s) { return to_string(s); }
+std::string device_or_default(const std::string& device) {
+  return canonical_device(device.empty() ? default_device() : device);
+}
 std::string fmt_shape(const std::vector<int64_t>& s) { return fmt_shape(Shape(s.begin(), s.end())); }
 
 bool always_le(const sint& a, const sint& b) {
@@ -87,7 +89,7 @@ Tensor::Tensor(const void* data, DType dtype, int64_t count, Shape shape, Tensor
   if (n != count)
     throw Error("Tensor: " + std::to_string(count) + " values do not fill shape " + fmt_shape(shape) + " (" +
                 std::to_string(n) + " elements)");
-  std::string device = canonical_device(opts.device.empty() ? default_device() : opts.device);
+  std::string device = device_or_default(opts.device);
   // Data enters on the host and is copied to the device by a COPY in the schedule.
   auto host = new_buffer_uop("HOST", count, dtype);
   buffer_of(host.get())->copyin(data, size_t(count) * size_t(dtype.itemsize()));
@@ -100,7 +102,7 @@ Tensor::Tensor(const void* data, DType dtype, int64_t count, Shape shape, Tensor
 
 Tensor::Tensor(ConstValue scalar, TensorOptions opts) {
   DType dt = opts.dtype ? *opts.dtype : scalar.kind == dtypes::float32 ? dtypes::default_float() : scalar.kind;
-  std::string device = canonical_device(opts.device.empty() ? default_device() : opts.device);
+  std::string device = device_or_default(opts.device);
   *this = Tensor(const_uop(scalar, dt, device, {}), device);
   d_->requires_grad = opts.requires_grad;
 }
@@ -110,7 +112,7 @@ Tensor Tensor::empty(const Shape& shape, TensorOptions opts) {
     if (s < 0) throw Error("empty: negative dimension in shape " + fmt_shape(shape));
   DType dt = opts.dtype.value_or(dtypes::default_float());
   const int64_t n = checked_numel(shape, dt.itemsize(), "empty");
-  std::string device = canonical_device(opts.device.empty() ? default_device() : opts.device);
+  std::string device = device_or_default(opts.device);
   if (is_device_set(device)) {  // a buffer on each device
     std::vector<UOpPtr> parts;
     for (const std::string& d : device_set_members(device)) parts.push_back(empty(shape, {.dtype = dt, .device = d}).uop());
@@ -129,7 +131,7 @@ Tensor Tensor::full(const Shape& shape, ConstValue fill, TensorOptions opts) {
     if (s < 0) throw Error("full: negative dimension in shape " + fmt_shape(shape));
   DType dt = opts.dtype ? *opts.dtype : fill.kind == dtypes::float32 ? dtypes::default_float() : fill.kind;
   checked_numel(shape, dt.itemsize(), "full");
-  std::string device = canonical_device(opts.device.empty() ? default_device() : opts.device);
+  std::string device = device_or_default(opts.device);
   Tensor t(const_uop(fill, dt, device, shape), device);
   t.d_->requires_grad = opts.requires_grad;
   return t;

@@ -5,7 +5,6 @@
 #include <limits>
 #include <unordered_map>
 
-#include "runtime/device.h"
 #include "tensor/tensor_internal.h"
 
 namespace tg {
@@ -33,7 +32,7 @@ Tensor::Tensor(const BoundVariable& v, TensorOptions opts) {
   if (opts.requires_grad) throw Error("Tensor(Variable " + v.var.name + "): an integer has no gradient");
   // A BoundVariable is built through bind(); a hand-made one is checked here all the same.
   BoundVariable checked = Variable(v.var.name, v.var.min, v.var.max).bind(v.value);
-  std::string device = canonical_device(opts.device.empty() ? default_device() : opts.device);
+  std::string device = device_or_default(opts.device);
   auto var =
       UOp::make(Ops::DEFINE_VAR, dtypes::int32, {}, NamedRange{checked.var.name, checked.var.min, checked.var.max});
   auto dev = UOp::make(Ops::DEVICE, dtypes::void_, {}, device);
