@@ -68,9 +68,7 @@ void bind_context(nb::module_& m) {
   m.def("memory_of_device", &tg::memory_of_device, nb::arg("device"),
         "Where a device's buffers are in DLPack's terms, (device_type, device_id), or None (memory of its own).");
   // The canonical name of a device ("cpu" -> "CPU"); RuntimeError for an unknown one.
-  m.def(
-      "canonicalize", [](const std::string& d) { return tg::Tensor::zeros({0}, {.device = d}).device(); },
-      nb::arg("device"));
+  m.def("canonicalize", &tg::canonical_device, nb::arg("device"));
 
   struct Counters {};
   nb::class_<Counters>(m, "GlobalCounters")
