@@ -1,6 +1,5 @@
 // Tensors over several devices (Tensor::shard): a MULTI node over one part per device, lowered per device when
 // realized (schedule/multi.h).
-#include "runtime/device.h"
 #include "schedule/multi.h"
 #include "tensor/tensor_internal.h"
 #include "tg/error.h"
