@@ -22,7 +22,6 @@
 #include "codegen/lowerer_internal.h"
 #include "codegen/prefetch.h"
 #include "codegen/verify_program.h"
-#include "helpers/env.h"
 #include "tg/context.h"
 #include "uop/decompositions.h"
 #include "uop/pass_log.h"

@@ -26,10 +26,7 @@ bool Kernel::gemm_opts(const std::function<bool(const Opt&)>& try_opt) {
   if (mul->op != Ops::MUL || !mul->dtype.is_float()) return false;
   const UOp *la = strip_cast(mul->src.at(0).get()), *lb = strip_cast(mul->src.at(1).get());
   if (la->op != Ops::LOAD || lb->op != Ops::LOAD) return false;
-  auto view_index = [&](const UOp* load) {
-    return size_t(std::find(views_.begin(), views_.end(), load->src.at(1).get()) - views_.begin());
-  };
-  const size_t ia = view_index(la), ib = view_index(lb);
+  const size_t ia = view_index(la->src.at(1).get()), ib = view_index(lb->src.at(1).get());
   if (ia == ib || ia >= views_.size() || ib >= views_.size()) return false;
   // one reduce dim, and output loops along M (B does not read them) and N (A does not)
   if (first_upcast() - first_reduce() != 1 || kinds_[size_t(first_reduce())] != AxisKind::REDUCE) return false;

@@ -60,10 +60,7 @@ void Kernel::apply_tc(const Opt& opt) {
   if (!tc)
     fail("no tensor core for " + la->dtype.repr() + " x " + lb->dtype.repr() + " -> " + reduce_->dtype.repr() +
          (la->dtype == dtypes::float32 ? " (float32 takes tf32 ones with ALLOW_TF32=1)" : ""));
-  auto view_index = [&](const UOp* load) {
-    return size_t(std::find(views_.begin(), views_.end(), load->src.at(1).get()) - views_.begin());
-  };
-  size_t ia = view_index(la), ib = view_index(lb);
+  size_t ia = view_index(la->src.at(1).get()), ib = view_index(lb->src.at(1).get());
   if (ia == ib) fail("A and B read through the same view");
   // The swizzle permutes strides of the last view (the index into the views below it, which may be masked,
   // as a convolution's padded input is): that view must have no mask of its own.
