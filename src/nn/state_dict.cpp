@@ -36,7 +36,7 @@ std::vector<Tensor> load_into(std::vector<std::pair<std::string, Tensor>>& targe
     auto it = state_dict.find(name);
     if (it == state_dict.end()) {
       if (strict)
-        throw Error("load_state_dict: '" + name + "' " + fmt_shape(t.shape()) +
+        throw Error("load_state_dict: '" + name + "' " + to_string(t.shape()) +
                     " is missing from the state dict (pass strict=false to keep its value)");
       if (DEBUG >= 1) std::fprintf(stderr, "WARNING: not loading %s\n", name.c_str());
       continue;
@@ -48,8 +48,8 @@ std::vector<Tensor> load_into(std::vector<std::pair<std::string, Tensor>>& targe
       // () and (1,) hold the same single value (torch saves scalars either way).
       bool scalar_pair = (want.empty() && got == Shape{1}) || (got.empty() && want == Shape{1});
       if (!scalar_pair)
-        throw Error("load_state_dict: shape mismatch in '" + name + "': the model has " + fmt_shape(want) +
-                    ", the state dict " + fmt_shape(got));
+        throw Error("load_state_dict: shape mismatch in '" + name + "': the model has " + to_string(want) +
+                    ", the state dict " + to_string(got));
       v = v.reshape(want);
     }
     if (v.dtype() != t.dtype()) v = v.cast(t.dtype());

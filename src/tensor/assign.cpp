@@ -28,8 +28,8 @@ bool realized_parts(const UOp& multi) {
 
 Tensor& Tensor::assign(const Tensor& x) {
   if (x.shape() != shape())
-    throw Error("assign: cannot assign a tensor of shape " + fmt_shape(x.shape()) + " to one of shape " +
-                fmt_shape(shape()));
+    throw Error("assign: cannot assign a tensor of shape " + to_string(x.shape()) + " to one of shape " +
+                to_string(shape()));
   if (!(x.dtype() == dtype()))
     throw Error("assign: cannot assign a " + std::string(x.dtype().name()) + " tensor to a " +
                 std::string(dtype().name()) + " tensor (cast it first)");

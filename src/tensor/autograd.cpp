@@ -67,13 +67,13 @@ namespace {
 Tensor root_gradient(const char* op, const Tensor& root, const std::optional<Tensor>& gradient) {
   if (!gradient) {
     if (root.numel() != 1)
-      throw Error(std::string(op) + ": the tensor has shape " + fmt_shape(root.shape()) +
+      throw Error(std::string(op) + ": the tensor has shape " + to_string(root.shape()) +
                   "; without a gradient argument it must be a scalar (one element)");
     return root.ones_like();
   }
   if (gradient->shape() != root.shape())
-    throw Error(std::string(op) + ": gradient of shape " + fmt_shape(gradient->shape()) +
-                " does not match the tensor's shape " + fmt_shape(root.shape()));
+    throw Error(std::string(op) + ": gradient of shape " + to_string(gradient->shape()) +
+                " does not match the tensor's shape " + to_string(root.shape()));
   if (gradient->device() != root.device())
     throw Error(std::string(op) + ": gradient is on " + gradient->device() + ", the tensor on " + root.device());
   return gradient->cast(root.dtype());
@@ -101,7 +101,7 @@ Tensor& Tensor::backward(const std::optional<Tensor>& gradient) {
   }
   if (leaves.empty()) {
     bool realized_root = root->op == Ops::VIEW && root->src[0]->op == Ops::BUFFER;
-    throw Error("backward: no tensor requires grad in the graph of this tensor of shape " + fmt_shape(shape()) +
+    throw Error("backward: no tensor requires grad in the graph of this tensor of shape " + to_string(shape()) +
                 (realized_root ? " (it is realized, so its graph is gone: call backward() before realize())"
                                : " (create leaves with {.requires_grad = true} or call requires_grad_())"));
   }
@@ -133,7 +133,7 @@ std::vector<Tensor> Tensor::gradient(const std::vector<Tensor>& targets, const s
       continue;
     }
     if (!grads[i])
-      throw Error("gradient: target " + std::to_string(i) + " (shape " + fmt_shape(targets[i].shape()) +
+      throw Error("gradient: target " + std::to_string(i) + " (shape " + to_string(targets[i].shape()) +
                   ") is not part of the graph of this tensor, or only behind a detach");
     out.push_back(*grads[i]);
   }
@@ -142,7 +142,7 @@ std::vector<Tensor> Tensor::gradient(const std::vector<Tensor>& targets, const s
 
 Tensor Tensor::grad() const {
   if (!d_->grad)
-    throw Error("grad: this tensor of shape " + fmt_shape(shape()) +
+    throw Error("grad: this tensor of shape " + to_string(shape()) +
                 " has no gradient (set requires_grad and call backward() on a loss that depends on it)");
   Tensor g(nullptr, "");
   g.d_ = d_->grad;
@@ -157,8 +157,8 @@ void Tensor::set_grad(const std::optional<Tensor>& g) {
     return;
   }
   if (g->shape() != shape())
-    throw Error("set_grad: gradient of shape " + fmt_shape(g->shape()) + " does not match the tensor's shape " +
-                fmt_shape(shape()));
+    throw Error("set_grad: gradient of shape " + to_string(g->shape()) + " does not match the tensor's shape " +
+                to_string(shape()));
   d_->grad = g->d_;
 }
 

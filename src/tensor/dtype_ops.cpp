@@ -42,7 +42,7 @@ Tensor Tensor::bitcast(DType dt) const {
                 "dimension to regroup, but the tensor is 0-d");
   int64_t last = s.back();
   if ((last * os) % ns != 0)
-    throw Error("bitcast: " + from.repr() + " -> " + dt.repr() + " on shape " + fmt_shape(s) +
+    throw Error("bitcast: " + from.repr() + " -> " + dt.repr() + " on shape " + to_string(s) +
                 ": the last dimension (" + std::to_string(last) + " x " + std::to_string(os) +
                 " bytes) is not a multiple of " + std::to_string(ns) + " bytes");
   DType old_u = uint_of_size(os), new_u = uint_of_size(ns);

@@ -113,7 +113,7 @@ Tensor Tensor::einsum(const std::string& formula_in, const std::vector<Tensor>& 
           Shape s = xs[i].shape();
           if (s[j] != s[k])
             fail(formula_in, std::string("label '") + char(l[j]) + "' of operand " + std::to_string(i) + " " +
-                                 fmt_shape(s) + " has sizes " + std::to_string(s[j]) + " and " +
+                                 to_string(s) + " has sizes " + std::to_string(s[j]) + " and " +
                                  std::to_string(s[k]));
           xs[i] = xs[i].diagonal(0, int64_t(j), int64_t(k));  // x[..., i, ..., i, ...] -> x[..., i], i last
           int c = l[j];
@@ -136,7 +136,7 @@ Tensor Tensor::einsum(const std::string& formula_in, const std::vector<Tensor>& 
       if (it->second != 1) {
         std::string name = labels[i][d] > 0 ? std::string(1, char(labels[i][d])) : std::string("...");
         fail(formula_in, "label '" + name + "' has sizes " + std::to_string(it->second) + " and " +
-                             std::to_string(s[d]) + " (operand " + std::to_string(i) + " " + fmt_shape(s) + ")");
+                             std::to_string(s[d]) + " (operand " + std::to_string(i) + " " + to_string(s) + ")");
       }
       it->second = s[d];
     }

@@ -14,7 +14,7 @@ Shape broadcast_shape(const char* op, const Shape& a, const Shape& b) {
     sint x = i < n - a.size() ? sint(1) : a[i - (n - a.size())];
     sint y = i < n - b.size() ? sint(1) : b[i - (n - b.size())];
     if (x != y && x != 1 && y != 1)
-      throw Error(std::string(op) + ": shapes " + fmt_shape(a) + " and " + fmt_shape(b) + " cannot be broadcast");
+      throw Error(std::string(op) + ": shapes " + to_string(a) + " and " + to_string(b) + " cannot be broadcast");
     out[i] = x == 1 ? y : x;
   }
   return out;

@@ -41,13 +41,13 @@ Tensor Tensor::gather(int64_t dim, const Tensor& index) const {
   Tensor idx = indexing::checked_index("gather", *this, index);
   Shape s = shape(), is = idx.shape();
   if (is.size() != s.size())
-    throw Error("gather: index of shape " + fmt_shape(is) + " for tensor of shape " + fmt_shape(s) +
+    throw Error("gather: index of shape " + to_string(is) + " for tensor of shape " + to_string(s) +
                 " (expected the same number of dims)");
   if (s.empty()) return reshape({1}).gather(normalize_axis("gather", dim, s), idx.reshape({1})).reshape({});
   int64_t d = normalize_axis("gather", dim, s);
   for (size_t i = 0; i < s.size(); i++)
     if (int64_t(i) != d && is[i] > s[i])
-      throw Error("gather: index of shape " + fmt_shape(is) + " is larger than tensor of shape " + fmt_shape(s) +
+      throw Error("gather: index of shape " + to_string(is) + " is larger than tensor of shape " + to_string(s) +
                   " in dim " + std::to_string(i) + " (expected index.shape[d] <= shape[d] for d != dim " +
                   std::to_string(dim) + ")");
   int64_t n = s[size_t(d)];
@@ -84,13 +84,13 @@ std::optional<ScatterParts> scatter_parts(const char* op, const Tensor& self, in
                 self.dtype().name() + " (expected the same dtype)");
   Shape s = self.shape(), is = idx.shape(), ss = src.shape();
   if (is.size() != s.size() || ss.size() != s.size())
-    throw Error(std::string(op) + ": tensor " + fmt_shape(s) + ", index " + fmt_shape(is) + " and src " +
-                fmt_shape(ss) + " (expected the same number of dims)");
+    throw Error(std::string(op) + ": tensor " + to_string(s) + ", index " + to_string(is) + " and src " +
+                to_string(ss) + " (expected the same number of dims)");
   int64_t d = normalize_axis(op, dim, s);
   for (size_t i = 0; i < s.size(); i++)
     if (is[i] > ss[i] || (int64_t(i) != d && is[i] > s[i]))
-      throw Error(std::string(op) + ": index of shape " + fmt_shape(is) + " does not fit src " + fmt_shape(ss) +
-                  " and tensor " + fmt_shape(s) + " in dim " + std::to_string(i) +
+      throw Error(std::string(op) + ": index of shape " + to_string(is) + " does not fit src " + to_string(ss) +
+                  " and tensor " + to_string(s) + " in dim " + std::to_string(i) +
                   " (expected index.shape[d] <= src.shape[d], and <= shape[d] for d != dim " + std::to_string(dim) +
                   ")");
   if (tg::prod(s) == 0 || tg::prod(is) == 0) return std::nullopt;
@@ -202,7 +202,7 @@ Tensor Tensor::one_hot(int64_t num_classes) const {
     throw Error("one_hot: num_classes must be >= 0 (or -1: max + 1), got " + std::to_string(num_classes));
   if (num_classes == -1) {
     // The number of classes depends on the data: this runs the tensor (as torch does).
-    if (numel() == 0) throw Error("one_hot: num_classes=-1 needs a non-empty tensor, got shape " + fmt_shape(shape()));
+    if (numel() == 0) throw Error("one_hot: num_classes=-1 needs a non-empty tensor, got shape " + to_string(shape()));
     num_classes = std::max<int64_t>(max().cast(dtypes::int64).item<int64_t>() + 1, 0);
   }
   Shape out = shape();
@@ -221,7 +221,7 @@ Tensor Tensor::masked_fill(const Tensor& mask, ConstValue value) const {
 
 Tensor Tensor::tril(int64_t diagonal) const {
   Shape s = shape();
-  if (s.size() < 2) throw Error("tril: tensor of shape " + fmt_shape(s) + " (expected at least 2 dims)");
+  if (s.size() < 2) throw Error("tril: tensor of shape " + to_string(s) + " (expected at least 2 dims)");
   if (numel() == 0) return *this;
   int64_t rows = s[s.size() - 2], cols = s.back();
   diagonal = std::clamp(diagonal, -rows - 2, cols + 2);  // so that + 1 cannot overflow
@@ -231,7 +231,7 @@ Tensor Tensor::tril(int64_t diagonal) const {
 
 Tensor Tensor::triu(int64_t diagonal) const {
   Shape s = shape();
-  if (s.size() < 2) throw Error("triu: tensor of shape " + fmt_shape(s) + " (expected at least 2 dims)");
+  if (s.size() < 2) throw Error("triu: tensor of shape " + to_string(s) + " (expected at least 2 dims)");
   if (numel() == 0) return *this;
   return tri(s[s.size() - 2], s.back(), diagonal, device()).where(*this, scalar_like(*this, 0));
 }

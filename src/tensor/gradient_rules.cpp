@@ -106,7 +106,7 @@ Grads expand_grad(const GradCtx& c) {
   const Shape& in = c.src_shape(0);
   const Shape& out = c.ret->shape;
   if (in.size() != out.size())
-    throw Error("gradient: EXPAND from " + fmt_shape(in) + " to " + fmt_shape(out) + " changes the number of dims");
+    throw Error("gradient: EXPAND from " + to_string(in) + " to " + to_string(out) + " changes the number of dims");
   std::vector<int64_t> axes;
   for (size_t i = 0; i < in.size(); i++)
     if (in[i] != out[i]) axes.push_back(int64_t(i));
@@ -168,8 +168,8 @@ Grads multi_grad(const GradCtx& c) {
 Grads view_grad(const GradCtx& c) {
   const auto& st = c.ret->get<ShapeTracker>();
   if (st.contiguous() && prod(st.shape()) == prod(c.src_shape(0))) return {c.grad.reshape(c.src_shape(0))};
-  throw Error("gradient: cannot differentiate through a VIEW of shape " + fmt_shape(c.ret->shape) + " over " +
-              std::string(op_name(c.ret->src[0]->op)) + " " + fmt_shape(c.src_shape(0)) +
+  throw Error("gradient: cannot differentiate through a VIEW of shape " + to_string(c.ret->shape) + " over " +
+              std::string(op_name(c.ret->src[0]->op)) + " " + to_string(c.src_shape(0)) +
               " (build movement ops with movement_uop so autograd sees them)");
 }
 
@@ -339,8 +339,8 @@ std::vector<std::optional<Tensor>> compute_gradient(const Tensor& root, const Te
           const UOp* s = cg->inputs[i].lock().get();
           if (!out[i] || !on_path[s]) continue;
           if (out[i]->shape() != s->shape)
-            throw Error("gradient: a hand-written gradient gave shape " + fmt_shape(out[i]->shape()) +
-                        " for an input of shape " + fmt_shape(s->shape));
+            throw Error("gradient: a hand-written gradient gave shape " + to_string(out[i]->shape()) +
+                        " for an input of shape " + to_string(s->shape));
           add_grad(s, *out[i]);
         }
         continue;
@@ -355,7 +355,7 @@ std::vector<std::optional<Tensor>> compute_gradient(const Tensor& root, const Te
       const Tensor& sg = *ctx.out[i];
       if (sg.shape() != s->shape)
         throw Error(std::string("gradient: the rule for ") + op_name(u->op) + " gave a gradient of shape " +
-                    fmt_shape(sg.shape()) + " for a source of shape " + fmt_shape(s->shape));
+                    to_string(sg.shape()) + " for a source of shape " + to_string(s->shape));
       add_grad(s, sg);
     }
   }

@@ -23,7 +23,7 @@ Shape broadcast_shapes(const char* op, const char* what, const std::vector<Shape
       const sint& v = s[i];
       if (o != v && o != 1 && v != 1) {
         std::string list;
-        for (const Shape& t : shapes) list += (list.empty() ? "" : ", ") + fmt_shape(t);
+        for (const Shape& t : shapes) list += (list.empty() ? "" : ", ") + to_string(t);
         throw Error(std::string(op) + ": " + what + " of shapes " + list + " cannot be broadcast together");
       }
       if (o == 1) o = v;
@@ -37,7 +37,7 @@ Tensor checked_index(const char* op, const Tensor& self, const Tensor& index) {
                 " (expected one device)");
   DType dt = index.dtype();
   if (!dt.is_int())
-    throw Error(std::string(op) + ": index tensor of dtype " + dt.name() + " and shape " + fmt_shape(index.shape()) +
+    throw Error(std::string(op) + ": index tensor of dtype " + dt.name() + " and shape " + to_string(index.shape()) +
                 " is not supported (expected an integer dtype)");
   bool wide = dt == dtypes::int64 || dt == dtypes::uint32 || dt == dtypes::uint64;
   return index.cast(wide ? dtypes::int64 : dtypes::int32);
@@ -176,7 +176,7 @@ Tensor Tensor::operator[](const std::vector<Index>& indices) const {
   }
   if (ellipses > 1) throw Error("getitem: an index can only have a single ellipsis (...)");
   if (real > ndim)
-    throw Error("getitem: too many indices for tensor of shape " + fmt_shape(s) + ": " + std::to_string(ndim) +
+    throw Error("getitem: too many indices for tensor of shape " + to_string(s) + ": " + std::to_string(ndim) +
                 " dims, but " + std::to_string(real) + " were indexed");
   std::vector<const Index*> full;
   Index fill_slice{Slice()};
@@ -205,7 +205,7 @@ Tensor Tensor::operator[](const std::vector<Index>& indices) const {
     if (auto* i = std::get_if<int64_t>(&ix->v)) {
       if (*i >= n || *i < -n)
         throw Error("getitem: index " + std::to_string(*i) + " is out of bounds for axis " + std::to_string(dim) +
-                    " with size " + std::to_string(n) + " (shape " + fmt_shape(s) + ")");
+                    " with size " + std::to_string(n) + " (shape " + to_string(s) + ")");
       Parsed p{Parsed::kInt};
       p.begin = *i < 0 ? *i + n : *i;
       p.end = p.begin + 1;

@@ -72,7 +72,7 @@ std::vector<const UOp*> buffer_nodes(const Tensor& realized) {
 std::vector<const UOp*> input_buffers(const Tensor& in, size_t i) {
   std::vector<const UOp*> b = buffer_nodes(in);
   if (b.empty())
-    throw Error("TinyJit: input " + std::to_string(i) + " of shape " + fmt_shape(in.shape()) +
+    throw Error("TinyJit: input " + std::to_string(i) + " of shape " + to_string(in.shape()) +
                 " has no buffer to replay on (an empty tensor?)");
   return b;
 }
@@ -176,7 +176,7 @@ std::vector<Tensor> TinyJit::replay(const std::vector<Tensor>& in) {
       values.push_back(bv->value);
       continue;
     }
-    if (in[i].shape() != s.shapes[i]) throw bad("shape", fmt_shape(in[i].shape()), fmt_shape(s.shapes[i]));
+    if (in[i].shape() != s.shapes[i]) throw bad("shape", to_string(in[i].shape()), to_string(s.shapes[i]));
     if (in[i].dtype() != s.dtypes[i]) throw bad("dtype", in[i].dtype().repr(), s.dtypes[i].repr());
     if (in[i].device() != s.devices[i]) throw bad("device", in[i].device(), s.devices[i]);
     for (const UOp* b : input_buffers(in[i], i)) buffers.push_back(b->ptr());

@@ -18,7 +18,7 @@ std::pair<Tensor, Tensor> broadcast_pair(const char* op, const Tensor& x, const 
     sint p = i < n - a.size() ? sint(1) : a[i - (n - a.size())];
     sint q = i < n - b.size() ? sint(1) : b[i - (n - b.size())];
     if (p != q && p != 1 && q != 1)
-      throw Error(std::string(op) + ": shapes " + fmt_shape(a) + " and " + fmt_shape(b) + " cannot be broadcast");
+      throw Error(std::string(op) + ": shapes " + to_string(a) + " and " + to_string(b) + " cannot be broadcast");
     out[i] = p == 1 ? q : p;
   }
   DType dt = dtypes::promote(x.dtype(), y.dtype());

@@ -31,25 +31,25 @@ Tensor Tensor::reshape(const Shape& new_shape) const {
   sint known = 1;
   for (size_t i = 0; i < out.size(); i++) {
     if (out[i] == -1) {
-      if (infer != -1) throw Error("reshape: only one dimension can be -1, got " + fmt_shape(new_shape));
+      if (infer != -1) throw Error("reshape: only one dimension can be -1, got " + to_string(new_shape));
       infer = int64_t(i);
     } else if (out[i] < 0) {
-      throw Error("reshape: negative dimension in " + fmt_shape(new_shape));
+      throw Error("reshape: negative dimension in " + to_string(new_shape));
     } else {
       known *= out[i];
     }
   }
   if (infer != -1) {
     if (known == 0 || !same_size(tg::prod(s) % known, 0))
-      throw Error("reshape: cannot reshape " + fmt_shape(s) + " (" + tg::prod(s).str() + " elements) to " +
-                  fmt_shape(new_shape));
+      throw Error("reshape: cannot reshape " + to_string(s) + " (" + tg::prod(s).str() + " elements) to " +
+                  to_string(new_shape));
     out[size_t(infer)] = tg::prod(s) / known;
   }
   // A symbolic tensor reshaped to numbers takes its variables' current values (tinygrad's jf(x).reshape(3, i)).
   const bool at_bound_values = is_symbolic(s) && !is_symbolic(out) && tg::prod(out) == tg::prod(s).bound_value();
   if (!same_size(tg::prod(out), tg::prod(s)) && !at_bound_values)
-    throw Error("reshape: cannot reshape " + fmt_shape(s) + " (" + tg::prod(s).str() + " elements) to " +
-                fmt_shape(out) + " (" + tg::prod(out).str() + " elements)");
+    throw Error("reshape: cannot reshape " + to_string(s) + " (" + tg::prod(s).str() + " elements) to " +
+                to_string(out) + " (" + tg::prod(out).str() + " elements)");
   if (out == s) return *this;
   return movement(*this, Ops::RESHAPE, out);
 }
@@ -57,13 +57,13 @@ Tensor Tensor::reshape(const Shape& new_shape) const {
 Tensor Tensor::permute(const std::vector<int64_t>& order) const {
   Shape s = shape();
   if (order.size() != s.size())
-    throw Error("permute: order " + fmt_shape(order) + " does not match the " + std::to_string(s.size()) +
-                " dims of shape " + fmt_shape(s));
+    throw Error("permute: order " + to_string(order) + " does not match the " + std::to_string(s.size()) +
+                " dims of shape " + to_string(s));
   std::vector<int64_t> axes;
   std::vector<bool> seen(s.size(), false);
   for (int64_t a : order) {
     int64_t n = normalize_axis("permute", a, s);
-    if (seen[size_t(n)]) throw Error("permute: order " + fmt_shape(order) + " repeats axis " + std::to_string(a));
+    if (seen[size_t(n)]) throw Error("permute: order " + to_string(order) + " repeats axis " + std::to_string(a));
     seen[size_t(n)] = true;
     axes.push_back(n);
   }
@@ -76,16 +76,16 @@ Tensor Tensor::permute(const std::vector<int64_t>& order) const {
 Tensor Tensor::expand(const Shape& new_shape) const {
   Shape s = shape();
   if (new_shape.size() < s.size())
-    throw Error("expand: cannot expand " + fmt_shape(s) + " to fewer dims " + fmt_shape(new_shape));
+    throw Error("expand: cannot expand " + to_string(s) + " to fewer dims " + to_string(new_shape));
   Shape lead(new_shape.size() - s.size(), 1), padded = lead;
   padded.insert(padded.end(), s.begin(), s.end());
   Shape out = new_shape;
   for (size_t i = 0; i < out.size(); i++) {
     if (out[i] == -1) out[i] = padded[i];
     if (out[i] != padded[i] && padded[i] != 1)
-      throw Error("expand: cannot expand " + fmt_shape(s) + " to " + fmt_shape(new_shape) + " (dim " +
+      throw Error("expand: cannot expand " + to_string(s) + " to " + to_string(new_shape) + " (dim " +
                   std::to_string(i) + " has size " + padded[i].str() + ", expected 1 or equal)");
-    if (out[i] < 0) throw Error("expand: negative dimension in " + fmt_shape(new_shape));
+    if (out[i] < 0) throw Error("expand: negative dimension in " + to_string(new_shape));
   }
   Tensor t = padded.size() == s.size() ? *this : reshape(padded);
   if (out == padded) return t;
@@ -96,11 +96,11 @@ Tensor Tensor::pad(const PadArg& padding) const {
   Shape s = shape();
   if (padding.size() != s.size())
     throw Error("pad: padding " + fmt_pairs(padding) + " has " + std::to_string(padding.size()) +
-                " entries for the " + std::to_string(s.size()) + " dims of shape " + fmt_shape(s));
+                " entries for the " + std::to_string(s.size()) + " dims of shape " + to_string(s));
   bool any = false;
   for (auto& [b, e] : padding) {
     if (!always_le(0, b) || !always_le(0, e))
-      throw Error("pad: negative padding " + fmt_pairs(padding) + " for shape " + fmt_shape(s) +
+      throw Error("pad: negative padding " + fmt_pairs(padding) + " for shape " + to_string(s) +
                   " (expected sizes >= 0 over every value of their variables; use shrink to cut)");
     any |= b != 0 || e != 0;
   }
@@ -112,13 +112,13 @@ Tensor Tensor::shrink(const PadArg& bounds) const {
   Shape s = shape();
   if (bounds.size() != s.size())
     throw Error("shrink: bounds " + fmt_pairs(bounds) + " have " + std::to_string(bounds.size()) +
-                " entries for the " + std::to_string(s.size()) + " dims of shape " + fmt_shape(s));
+                " entries for the " + std::to_string(s.size()) + " dims of shape " + to_string(s));
   bool identity = true;
   for (size_t i = 0; i < s.size(); i++) {
     auto [b, e] = bounds[i];
     // Checked over every value the variables may take, so that a TinyJit replay with another value stays in bounds.
     if (!always_le(0, b) || !always_le(b, e) || !always_le(e, s[i]))
-      throw Error("shrink: bounds " + fmt_pairs(bounds) + " do not fit shape " + fmt_shape(s) +
+      throw Error("shrink: bounds " + fmt_pairs(bounds) + " do not fit shape " + to_string(s) +
                   " (expected 0 <= begin <= end <= size" + std::string(bounds_symbolic(bounds) ? ", over the variables' whole ranges)" : ")"));
     identity &= b == 0 && e == s[i];
   }

@@ -27,7 +27,7 @@ PadArg pad_only(size_t ndim, size_t dim, int64_t before, int64_t after) {
 int64_t resolve_new_axis(const char* op, int64_t dim, const Shape& s) {
   int64_t n = int64_t(s.size()) + 1;
   if (dim < -n || dim >= n)
-    throw Error(std::string(op) + ": dim " + std::to_string(dim) + " is out of range for shape " + fmt_shape(s) +
+    throw Error(std::string(op) + ": dim " + std::to_string(dim) + " is out of range for shape " + to_string(s) +
                 " with a new axis (expected " + std::to_string(-n) + " <= dim <= " + std::to_string(n - 1) + ")");
   return dim < 0 ? dim + n : dim;
 }
@@ -64,7 +64,7 @@ Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim) const {
   if (s.empty()) return reshape({1});
   if (a > b)
     throw Error("flatten: start_dim " + std::to_string(start_dim) + " comes after end_dim " + std::to_string(end_dim) +
-                " for shape " + fmt_shape(s));
+                " for shape " + to_string(s));
   Shape out(s.begin(), s.begin() + a);
   int64_t merged = 1;
   for (int64_t i = a; i <= b; i++) merged *= s[size_t(i)];
@@ -75,19 +75,19 @@ Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim) const {
 
 Tensor Tensor::unflatten(int64_t dim, const Shape& sizes) const {
   Shape s = shape();
-  if (s.empty()) throw Error("unflatten: cannot unflatten a 0-d tensor (sizes " + fmt_shape(sizes) + ")");
+  if (s.empty()) throw Error("unflatten: cannot unflatten a 0-d tensor (sizes " + to_string(sizes) + ")");
   int64_t d = normalize_axis("unflatten", dim, s);
   int64_t known = 1, infer = 0;
   for (int64_t v : sizes) {
     if (v == -1) infer++;
-    else if (v < 0) throw Error("unflatten: negative size in " + fmt_shape(sizes));
+    else if (v < 0) throw Error("unflatten: negative size in " + to_string(sizes));
     else known *= v;
   }
   bool ok = sizes.size() > 0 && infer <= 1 &&
             (infer ? known != 0 && s[size_t(d)] % known == 0 : known == s[size_t(d)]);
   if (!ok)
-    throw Error("unflatten: sizes " + fmt_shape(sizes) + " do not multiply to dim " + std::to_string(dim) +
-                " of size " + std::to_string(s[size_t(d)]) + " in shape " + fmt_shape(s) +
+    throw Error("unflatten: sizes " + to_string(sizes) + " do not multiply to dim " + std::to_string(dim) +
+                " of size " + std::to_string(s[size_t(d)]) + " in shape " + to_string(s) +
                 " (expected at least one size, at most one -1)");
   Shape out(s.begin(), s.begin() + d);
   for (int64_t v : sizes) out.push_back(v == -1 ? s[size_t(d)] / known : sint(v));
@@ -98,10 +98,10 @@ Tensor Tensor::unflatten(int64_t dim, const Shape& sizes) const {
 Tensor Tensor::repeat(const Shape& repeats) const {
   Shape s = shape();
   if (repeats.size() < s.size())
-    throw Error("repeat: " + std::to_string(repeats.size()) + " repeats " + fmt_shape(repeats) + " for the " +
-                std::to_string(s.size()) + " dims of shape " + fmt_shape(s) + " (expected at least one per dim)");
+    throw Error("repeat: " + std::to_string(repeats.size()) + " repeats " + to_string(repeats) + " for the " +
+                std::to_string(s.size()) + " dims of shape " + to_string(s) + " (expected at least one per dim)");
   for (int64_t r : repeats)
-    if (r < 0) throw Error("repeat: negative repeat count in " + fmt_shape(repeats));
+    if (r < 0) throw Error("repeat: negative repeat count in " + to_string(repeats));
   Shape base(repeats.size() - s.size(), 1);
   base.insert(base.end(), s.begin(), s.end());
   // Each repeated dim gets a new size-1 axis in front that is broadcast to the repeat count, then merged.
@@ -135,8 +135,8 @@ Tensor Tensor::cat(const std::vector<Tensor>& tensors, int64_t dim) {
     bool ok = s.size() == s0.size();
     for (size_t i = 0; ok && i < s.size(); i++) ok = i == d || s[i] == s0[i];
     if (!ok)
-      throw Error("cat: tensor " + std::to_string(k) + " has shape " + fmt_shape(s) + ", tensor 0 has " +
-                  fmt_shape(s0) + " (expected equal shapes except in dim " + std::to_string(dim) + ")");
+      throw Error("cat: tensor " + std::to_string(k) + " has shape " + to_string(s) + ", tensor 0 has " +
+                  to_string(s0) + " (expected equal shapes except in dim " + std::to_string(dim) + ")");
     dt = dtypes::promote(dt, t.dtype());
     total += s[d];
   }
@@ -162,8 +162,8 @@ Tensor Tensor::stack(const std::vector<Tensor>& tensors, int64_t dim) {
   Shape s0 = tensors[0].shape();
   for (size_t k = 1; k < tensors.size(); k++)
     if (tensors[k].shape() != s0)
-      throw Error("stack: tensor " + std::to_string(k) + " has shape " + fmt_shape(tensors[k].shape()) +
-                  ", tensor 0 has " + fmt_shape(s0) + " (expected equal shapes)");
+      throw Error("stack: tensor " + std::to_string(k) + " has shape " + to_string(tensors[k].shape()) +
+                  ", tensor 0 has " + to_string(s0) + " (expected equal shapes)");
   int64_t d = resolve_new_axis("stack", dim, s0);
   std::vector<Tensor> parts;
   parts.reserve(tensors.size());
@@ -188,12 +188,12 @@ std::vector<Tensor> Tensor::split(const std::vector<int64_t>& sizes, int64_t dim
   if (s.empty()) throw Error("split: cannot split a 0-d tensor");
   int64_t sum = 0;
   for (int64_t v : sizes) {
-    if (v < 0) throw Error("split: negative size in " + fmt_shape(sizes));
+    if (v < 0) throw Error("split: negative size in " + to_string(sizes));
     sum += v;
   }
   if (sum != s[size_t(d)])
-    throw Error("split: sizes " + fmt_shape(sizes) + " sum to " + std::to_string(sum) + ", expected dim " +
-                std::to_string(dim) + " of shape " + fmt_shape(s) + " (" + std::to_string(s[size_t(d)]) + ")");
+    throw Error("split: sizes " + to_string(sizes) + " sum to " + std::to_string(sum) + ", expected dim " +
+                std::to_string(dim) + " of shape " + to_string(s) + " (" + std::to_string(s[size_t(d)]) + ")");
   std::vector<Tensor> out;
   int64_t at = 0;
   for (int64_t v : sizes) {
@@ -235,7 +235,7 @@ Tensor pad_circular(const Tensor& t, const PadArg& padding, const PadArg& cut, c
     auto [b, e] = grow[i];
     if (b > xs[i] || e > xs[i])
       throw Error("pad: circular padding " + fmt_pairs(padding) + " wraps around more than once in dim " +
-                  std::to_string(i) + " of shape " + fmt_shape(t.shape()));
+                  std::to_string(i) + " of shape " + to_string(t.shape()));
     reps.push_back(1 + (b > 0) + (e > 0));
   }
   Tensor tiled = x.repeat(reps);
@@ -262,7 +262,7 @@ Tensor pad_edges(const Tensor& t, const std::string& mode, const PadArg& padding
     if (mode == "reflect") {
       if (b >= n || e >= n)
         throw Error("pad: reflect padding " + fmt_pairs(padding) + " must be less than the size " +
-                    std::to_string(n) + " of dim " + std::to_string(d) + " of shape " + fmt_shape(s));
+                    std::to_string(n) + " of dim " + std::to_string(d) + " of shape " + to_string(s));
       // [b..1] before, [n-2..n-1-e] after
       if (b > 0) pieces.push_back(x.shrink(keep_all_but(x.shape(), d, 1, b + 1)).flip(int64_t(d)));
       pieces.push_back(x);
@@ -270,7 +270,7 @@ Tensor pad_edges(const Tensor& t, const std::string& mode, const PadArg& padding
     } else {
       if (n == 0)
         throw Error("pad: replicate padding " + fmt_pairs(padding) + " of the empty dim " + std::to_string(d) +
-                    " of shape " + fmt_shape(s));
+                    " of shape " + to_string(s));
       Shape xs = x.shape();
       auto edge = [&](int64_t at, int64_t count) {
         Shape to = xs;
@@ -295,13 +295,13 @@ Tensor Tensor::pad(const PadArg& padding, const std::string& mode, ConstValue va
   Shape s = shape();
   if (padding.size() != s.size())
     throw Error("pad: padding " + fmt_pairs(padding) + " has " + std::to_string(padding.size()) +
-                " entries for the " + std::to_string(s.size()) + " dims of shape " + fmt_shape(s));
+                " entries for the " + std::to_string(s.size()) + " dims of shape " + to_string(s));
   if (mode != "constant" && mode != "reflect" && mode != "replicate" && mode != "circular")
     throw Error("pad: unknown mode '" + mode + "' (expected constant, reflect, replicate or circular)");
   for (size_t i = 0; i < s.size(); i++)
     if (s[i] + padding[i].first + padding[i].second < 0)
       throw Error("pad: padding " + fmt_pairs(padding) + " cuts more than the " + std::to_string(s[i]) +
-                  " elements of dim " + std::to_string(i) + " of shape " + fmt_shape(s));
+                  " elements of dim " + std::to_string(i) + " of shape " + to_string(s));
   // Negative pads cut, like negative Python slices. Cut before padding for constant and circular (what wraps
   // around is the cut tensor), after for reflect and replicate (they mirror the full data, as tinygrad does).
   PadArg cut, grow;
@@ -328,8 +328,8 @@ Tensor Tensor::roll(const std::vector<int64_t>& shifts, const std::vector<int64_
     return flatten().roll(shifts[0], 0).reshape(s);
   }
   if (shifts.size() != dims.size())
-    throw Error("roll: " + std::to_string(shifts.size()) + " shifts " + fmt_shape(shifts) + " for " +
-                std::to_string(dims.size()) + " dims " + fmt_shape(dims) + " (expected one shift per dim)");
+    throw Error("roll: " + std::to_string(shifts.size()) + " shifts " + to_string(shifts) + " for " +
+                std::to_string(dims.size()) + " dims " + to_string(dims) + " (expected one shift per dim)");
   if (s.empty()) {
     for (int64_t d : dims) normalize_axis("roll", d, s);
     return *this;
@@ -359,7 +359,7 @@ Tensor Tensor::roll(const std::vector<int64_t>& shifts, const std::vector<int64_
 // the end so the last row is whole), keep column 0. Only movement ops, so autograd needs nothing new.
 Tensor Tensor::diagonal(int64_t offset, int64_t dim1, int64_t dim2) const {
   Shape s = shape();
-  if (s.size() < 2) throw Error("diagonal: expected a tensor of at least 2 dims, got shape " + fmt_shape(s));
+  if (s.size() < 2) throw Error("diagonal: expected a tensor of at least 2 dims, got shape " + to_string(s));
   int64_t d1 = normalize_axis("diagonal", dim1, s), d2 = normalize_axis("diagonal", dim2, s);
   if (d1 == d2) throw Error("diagonal: dim1 and dim2 are both " + std::to_string(d1) + " (expected two dims)");
   std::vector<int64_t> order;

@@ -56,8 +56,8 @@ PadArg resolve_pads(const std::string& op, const std::vector<int64_t>& p, size_t
 // A conv's bias (cout,) shaped to broadcast over (bs, cout, *spatial).
 Tensor bias_of(const std::string& op, const Tensor& bias, int64_t cout, size_t dims) {
   if (bias.shape() != Shape{cout})
-    throw Error(op + ": bias " + fmt_shape(bias.shape()) + " does not match " + std::to_string(cout) +
-                " output channels (expected " + fmt_shape(Shape{cout}) + ")");
+    throw Error(op + ": bias " + to_string(bias.shape()) + " does not match " + std::to_string(cout) +
+                " output channels (expected " + to_string(Shape{cout}) + ")");
   Shape bshape = {1, cout};
   bshape.insert(bshape.end(), dims, 1);
   return bias.reshape(bshape);
@@ -79,8 +79,8 @@ Tensor conv(const std::string& op, const Tensor& x_in, const Tensor& w, const st
   for (size_t j = 0; j < dims; j++) padded[2 + j] += pads[j].first + pads[j].second;
   for (size_t j = 0; j < dims; j++)
     if (padded[2 + j] < dil[j] * (k[j] - 1) + 1)
-      throw Error(op + ": kernel " + fmt_shape(ws) + " with dilation " + fmt_vec(dil) + " is larger than the input " +
-                  fmt_shape(xs) + " padded to " + fmt_shape(padded));
+      throw Error(op + ": kernel " + to_string(ws) + " with dilation " + fmt_vec(dil) + " is larger than the input " +
+                  to_string(xs) + " padded to " + to_string(padded));
   if (dims == 2)
     if (auto flat = flat_window_conv2d(x, w, pads, groups, stride, dil))
       return bias ? *flat + bias_of(op, *bias, cout, dims) : *flat;
@@ -125,7 +125,7 @@ Tensor conv(const std::string& op, const Tensor& x_in, const Tensor& w, const st
 void check_conv_shapes(const std::string& op, const Tensor& x, const Tensor& w, int64_t groups) {
   Shape xs = x.shape(), ws = w.shape();
   if (ws.size() < 3 || xs.size() != ws.size())
-    throw Error(op + ": input " + fmt_shape(xs) + " and weight " + fmt_shape(ws) +
+    throw Error(op + ": input " + to_string(xs) + " and weight " + to_string(ws) +
                 " need the same rank >= 3: (N, C, *spatial) and (C_out, C_in/groups, *kernel)");
   if (groups < 1) throw Error(op + ": groups must be >= 1, got " + std::to_string(groups));
 }
@@ -185,8 +185,8 @@ Tensor pool(const Tensor& x, const Shape& k, const std::vector<int64_t>& stride,
   Shape i(sh.begin() + int64_t(lead), sh.end()), o(nk);
   for (size_t j = 0; j < nk; j++) {
     if (dil[j] * (k[j] - 1) + 1 > i[j])
-      throw Error("pool: kernel " + fmt_shape(k) + " with dilation " + fmt_vec(dil) + " does not fit the input " +
-                  fmt_shape(sh) + " (after padding)");
+      throw Error("pool: kernel " + to_string(k) + " with dilation " + fmt_vec(dil) + " does not fit the input " +
+                  to_string(sh) + " (after padding)");
     o[j] = ceildiv(i[j] - dil[j] * (k[j] - 1), stride[j]);
   }
   Shape base(sh.begin(), sh.begin() + int64_t(lead)), stride_s(stride.begin(), stride.end());
@@ -242,14 +242,14 @@ Tensor pool(const Tensor& x, const Shape& k, const std::vector<int64_t>& stride,
 Tensor Tensor::linear(const Tensor& weight, const std::optional<Tensor>& bias) const {
   Shape ws = weight.shape(), xs = shape();
   if (ws.size() != 1 && (ws.size() != 2 || xs.empty() || xs.back() != ws[1]))
-    throw Error("linear: input " + fmt_shape(xs) + " does not match weight " + fmt_shape(ws) +
+    throw Error("linear: input " + to_string(xs) + " does not match weight " + to_string(ws) +
                 " (expected weight (out_features, " + (xs.empty() ? "in" : std::to_string(xs.back())) + "))");
   // tinygrad: a 1-D weight scales elementwise.
   Tensor y = ws.size() == 1 ? *this * weight : dot(weight.T());
   if (!bias) return y;
   Shape bs = bias->shape();
   if (bs.size() > 1 || (bs.size() == 1 && bs[0] != y.shape().back() && bs[0] != 1))
-    throw Error("linear: bias " + fmt_shape(bs) + " does not match output " + fmt_shape(y.shape()));
+    throw Error("linear: bias " + to_string(bs) + " does not match output " + to_string(y.shape()));
   return y + *bias;
 }
 
@@ -259,7 +259,7 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, i
   Shape xs = shape(), ws = weight.shape();
   size_t dims = ws.size() - 2;
   if (xs[1] != groups * ws[1] || ws[0] % groups != 0)
-    throw Error("conv2d: input " + fmt_shape(xs) + " does not match weight " + fmt_shape(ws) + " with groups=" +
+    throw Error("conv2d: input " + to_string(xs) + " does not match weight " + to_string(ws) + " with groups=" +
                 std::to_string(groups) + " (expected input channels " + std::to_string(groups * ws[1]) +
                 " and output channels divisible by groups)");
   return conv("conv2d", *this, weight, bias, groups, per_dim("conv2d", "stride", stride, dims, 1),
@@ -277,7 +277,7 @@ Tensor Tensor::conv_transpose2d(const Tensor& weight, const std::optional<Tensor
   Shape xs = shape(), ws = weight.shape();
   size_t dims = ws.size() - 2;
   if (xs[1] != ws[0] || ws[0] % groups != 0)
-    throw Error(op + ": input " + fmt_shape(xs) + " does not match weight " + fmt_shape(ws) + " with groups=" +
+    throw Error(op + ": input " + to_string(xs) + " does not match weight " + to_string(ws) + " with groups=" +
                 std::to_string(groups) + " (expected weight (C_in=" + std::to_string(xs[1]) +
                 ", C_out/groups, *kernel) with C_in divisible by groups)");
   auto s = per_dim(op, "stride", stride, dims, 1), d = per_dim(op, "dilation", dilation, dims, 1);
@@ -287,7 +287,7 @@ Tensor Tensor::conv_transpose2d(const Tensor& weight, const std::optional<Tensor
   for (size_t j = 0; j < dims; j++) {
     int64_t out = (xs[2 + j] - 1) * s[j] - pads[j].first - pads[j].second + d[j] * (k[j] - 1) + opad[j] + 1;
     if (out <= 0)
-      throw Error(op + ": input " + fmt_shape(xs) + " with weight " + fmt_shape(ws) + " and padding " +
+      throw Error(op + ": input " + to_string(xs) + " with weight " + to_string(ws) + " and padding " +
                   fmt_vec(padding) + " gives an empty output in spatial dim " + std::to_string(j));
   }
 
@@ -336,7 +336,7 @@ PoolGeometry pool_geometry(const std::string& op, const Shape& xs, const std::ve
   size_t dims = kernel.size();
   if (dims == 0 || xs.size() < dims)
     throw Error(op + ": kernel " + fmt_vec(kernel) + " needs an input with at least " + std::to_string(dims) +
-                " dims, got " + fmt_shape(xs));
+                " dims, got " + to_string(xs));
   for (int64_t v : kernel)
     if (v < 1) throw Error(op + ": kernel " + fmt_vec(kernel) + " must be >= 1");
   PoolGeometry g{kernel, stride.empty() ? kernel : per_dim(op, "stride", stride, dims, 1),
@@ -348,7 +348,7 @@ PoolGeometry pool_geometry(const std::string& op, const Shape& xs, const std::ve
     int64_t reach = g.d[j] * (kernel[j] - 1) + 1;
     if (lo < 0 || g.pads[j].second < 0 || span < reach)
       throw Error(op + ": kernel " + fmt_vec(kernel) + " with dilation " + fmt_vec(g.d) + " and padding " +
-                  fmt_vec(padding) + " does not fit input " + fmt_shape(xs));
+                  fmt_vec(padding) + " does not fit input " + to_string(xs));
     if (!ceil_mode) continue;
     int64_t out = ceildiv(span - reach, g.s[j]) + 1;
     if ((out - 1) * g.s[j] >= in + lo) out--;  // a window starting in the right padding is dropped
@@ -434,9 +434,9 @@ Tensor Tensor::max_unpool2d(const Tensor& indices, std::vector<int64_t> kernel_s
   Shape xs = shape();
   if (nd == 0 || xs.size() < nd)
     throw Error(op + ": kernel " + fmt_vec(kernel_size) + " needs an input with at least " + std::to_string(nd) +
-                " dims, got " + fmt_shape(xs));
+                " dims, got " + to_string(xs));
   if (indices.shape() != xs)
-    throw Error(op + ": indices " + fmt_shape(indices.shape()) + " must have the input's shape " + fmt_shape(xs));
+    throw Error(op + ": indices " + to_string(indices.shape()) + " must have the input's shape " + to_string(xs));
   if (!indices.dtype().is_int()) throw Error(op + ": indices must be an int tensor, got " + indices.dtype().name());
   std::vector<int64_t> s = stride.empty() ? kernel_size : per_dim(op, "stride", stride, nd, 1);
   std::vector<int64_t> d = per_dim(op, "dilation", dilation, nd, 1);
@@ -445,7 +445,7 @@ Tensor Tensor::max_unpool2d(const Tensor& indices, std::vector<int64_t> kernel_s
   if (output_size.size() == nd || output_size.size() == xs.size()) {
     out_spatial.assign(output_size.end() - int64_t(nd), output_size.end());
   } else if (!output_size.empty()) {
-    throw Error(op + ": output_size " + fmt_shape(output_size) + " must give " + std::to_string(nd) + " or " +
+    throw Error(op + ": output_size " + to_string(output_size) + " must give " + std::to_string(nd) + " or " +
                 std::to_string(xs.size()) + " sizes");
   } else {
     for (size_t j = 0; j < nd; j++)
@@ -466,15 +466,15 @@ Tensor Tensor::max_unpool2d(const Tensor& indices, std::vector<int64_t> kernel_s
 Tensor Tensor::interpolate(const Shape& size, const std::string& mode, bool align_corners) const {
   Shape s = shape();
   if (size.empty() || size.size() > s.size())
-    throw Error("interpolate: size " + fmt_shape(size) + " must name 1 to " + std::to_string(s.size()) +
-                " trailing dims of " + fmt_shape(s));
+    throw Error("interpolate: size " + to_string(size) + " must name 1 to " + std::to_string(s.size()) +
+                " trailing dims of " + to_string(s));
   for (int64_t v : size)
-    if (v <= 0) throw Error("interpolate: size " + fmt_shape(size) + " must be positive");
+    if (v <= 0) throw Error("interpolate: size " + to_string(size) + " must be positive");
   if (mode != "linear" && mode != "nearest" && mode != "nearest-exact")
     throw Error("interpolate: mode \"" + mode + "\" is not supported (expected linear, nearest or nearest-exact)");
   if (align_corners && mode != "linear") throw Error("interpolate: align_corners needs mode \"linear\"");
   for (size_t j = 0; j < s.size(); j++)
-    if (s[j] == 0) throw Error("interpolate: cannot resize the empty tensor " + fmt_shape(s));
+    if (s[j] == 0) throw Error("interpolate: cannot resize the empty tensor " + to_string(s));
   Tensor x = *this;
   for (size_t j = 0; j < size.size(); j++) {
     int64_t axis = int64_t(s.size() - size.size() + j), in = s[size_t(axis)], out = size[j];
@@ -519,7 +519,7 @@ Tensor Tensor::unfold(int64_t dim, int64_t size, int64_t step) const {
   if (step <= 0) throw Error("unfold: step must be > 0, got " + std::to_string(step));
   if (size > n)
     throw Error("unfold: size " + std::to_string(size) + " is larger than dim " + std::to_string(d) + " of shape " +
-                fmt_shape(s) + " (" + std::to_string(n) + ")");
+                to_string(s) + " (" + std::to_string(n) + ")");
   if (s.empty()) return size == 0 ? reshape({1}).shrink({{0, 0}}) : reshape({1});  // one window of the element
   std::vector<int64_t> to_last;
   for (int64_t i = 0; i < int64_t(s.size()); i++)

@@ -59,8 +59,8 @@ Tensor Tensor::batchnorm(const std::optional<Tensor>& weight, const std::optiona
   bshape[size_t(ax)] = s[size_t(ax)];
   auto fit = [&](const Tensor& t, const char* what) {
     if (t.numel() != s[size_t(ax)])
-      throw Error(std::string("batchnorm: ") + what + " " + fmt_shape(t.shape()) + " does not match dim " +
-                  std::to_string(ax) + " of input " + fmt_shape(s) + " (expected " +
+      throw Error(std::string("batchnorm: ") + what + " " + to_string(t.shape()) + " does not match dim " +
+                  std::to_string(ax) + " of input " + to_string(s) + " (expected " +
                   std::to_string(s[size_t(ax)]) + " elements)");
     return t.reshape(bshape);
   };
@@ -76,8 +76,8 @@ Tensor Tensor::scaled_dot_product_attention(const Tensor& key, const Tensor& val
                                             const std::optional<Tensor>& attn_mask, bool is_causal) const {
   Shape qs = shape(), ks = key.shape(), vs = value.shape();
   if (qs.size() < 2 || ks.size() < 2 || vs.size() < 2 || qs.back() != ks.back() || ks[ks.size() - 2] != vs[vs.size() - 2])
-    throw Error("scaled_dot_product_attention: query " + fmt_shape(qs) + ", key " + fmt_shape(ks) + " and value " +
-                fmt_shape(vs) + " do not fit (expected (..., L, E), (..., S, E) and (..., S, Ev))");
+    throw Error("scaled_dot_product_attention: query " + to_string(qs) + ", key " + to_string(ks) + " and value " +
+                to_string(vs) + " do not fit (expected (..., L, E), (..., S, E) and (..., S, Ev))");
   if (is_causal && attn_mask)
     throw Error("scaled_dot_product_attention: cannot set attn_mask when is_causal is true");
   DType acc = dtypes::promote(dtypes::promote(dtype(), key.dtype()), dtypes::float32);
@@ -103,7 +103,7 @@ Tensor Tensor::sparse_categorical_crossentropy(const Tensor& Y, int64_t ignore_i
   const char* op = "sparse_categorical_crossentropy";
   Shape s = shape(), ys = Y.shape();
   if (s.empty() || Shape(s.begin(), s.end() - 1) != ys)
-    throw Error(std::string(op) + ": logits " + fmt_shape(s) + " and labels " + fmt_shape(ys) +
+    throw Error(std::string(op) + ": logits " + to_string(s) + " and labels " + to_string(ys) +
                 " do not fit (expected labels of the logits' shape without the last (class) dim)");
   if (!Y.dtype().is_int())
     throw Error(std::string(op) + ": labels must be an int tensor, got " + Y.dtype().name());
@@ -139,8 +139,8 @@ Tensor Tensor::cross_entropy(const Tensor& Y, double label_smoothing, const std:
     Shape no_class = s;
     no_class.erase(no_class.begin() + cdim);
     if (ys != no_class)
-      throw Error("cross_entropy: input " + fmt_shape(s) + " and target " + fmt_shape(ys) + " do not fit (expected " +
-                  fmt_shape(no_class) + " class ids or " + fmt_shape(s) + " probabilities)");
+      throw Error("cross_entropy: input " + to_string(s) + " and target " + to_string(ys) + " do not fit (expected " +
+                  to_string(no_class) + " class ids or " + to_string(s) + " probabilities)");
     if (!Y.dtype().is_int())
       throw Error("cross_entropy: class-id targets must be an int tensor, got " + Y.dtype().name());
     target = one_hot_along(Y, classes, cdim).cast(dtypes::promote(dtype(), dtypes::float32));
@@ -152,7 +152,7 @@ Tensor Tensor::cross_entropy(const Tensor& Y, double label_smoothing, const std:
 // self holds probabilities in (0, 1).
 Tensor Tensor::binary_crossentropy(const Tensor& Y, const std::string& reduction) const {
   if (shape() != Y.shape())
-    throw Error("binary_crossentropy: input " + fmt_shape(shape()) + " and target " + fmt_shape(Y.shape()) +
+    throw Error("binary_crossentropy: input " + to_string(shape()) + " and target " + to_string(Y.shape()) +
                 " must have the same shape");
   return reduce_loss("binary_crossentropy", -Y * log() - (1 - Y) * (1 - *this).log(), reduction);
 }
@@ -161,7 +161,7 @@ Tensor Tensor::binary_crossentropy(const Tensor& Y, const std::string& reduction
 Tensor Tensor::binary_crossentropy_logits(const Tensor& Y, const std::string& reduction) const {
   const char* op = "binary_crossentropy_logits";
   if (shape() != Y.shape())
-    throw Error(std::string(op) + ": input " + fmt_shape(shape()) + " and target " + fmt_shape(Y.shape()) +
+    throw Error(std::string(op) + ": input " + to_string(shape()) + " and target " + to_string(Y.shape()) +
                 " must have the same shape");
   Tensor neg_abs = -maximum(-*this);  // -|x|, from max(x, -x)
   return reduce_loss(op, maximum(0) - *this * Y + (neg_abs.exp() + 1).log(), reduction);
@@ -173,7 +173,7 @@ Tensor Tensor::binary_crossentropy_logits(const Tensor& Y, const Tensor& pos_wei
                                           const std::string& reduction) const {
   const char* op = "binary_crossentropy_logits";
   if (shape() != Y.shape())
-    throw Error(std::string(op) + ": input " + fmt_shape(shape()) + " and target " + fmt_shape(Y.shape()) +
+    throw Error(std::string(op) + ": input " + to_string(shape()) + " and target " + to_string(Y.shape()) +
                 " must have the same shape");
   return reduce_loss(op, -(pos_weight * Y * logsigmoid() + (1 - Y) * (-*this).logsigmoid()), reduction);
 }

@@ -175,7 +175,7 @@ Tensor bits_to_rand(const Tensor& bits, const Shape& shape, DType dt) {
 
 void check_shape(const char* op, const Shape& shape) {
   for (int64_t s : shape)
-    if (s < 0) throw Error(std::string(op) + ": negative dimension in shape " + fmt_shape(shape));
+    if (s < 0) throw Error(std::string(op) + ": negative dimension in shape " + to_string(shape));
 }
 
 int64_t prod_from(const Shape& s, size_t first) {
@@ -273,7 +273,7 @@ Tensor Tensor::glorot_uniform(const Shape& shape, TensorOptions opts) {
   check_shape("glorot_uniform", shape);
   if (shape.empty()) throw Error("glorot_uniform: needs at least 1 dimension, got shape ()");
   int64_t fan = shape[0] + prod_from(shape, 1);
-  if (fan == 0) throw Error("glorot_uniform: fan_in + fan_out is 0 for shape " + fmt_shape(shape));
+  if (fan == 0) throw Error("glorot_uniform: fan_in + fan_out is 0 for shape " + to_string(shape));
   double bound = std::sqrt(6.0 / double(fan));
   return uniform(shape, -bound, bound, opts);
 }
@@ -283,7 +283,7 @@ static int64_t kaiming_fan_in(const char* op, const Shape& shape) {
   check_shape(op, shape);
   int64_t fan_in = prod_from(shape, 1);
   if (fan_in == 0)
-    throw Error(std::string(op) + ": fan_in (product of dims after the first) is 0 for shape " + fmt_shape(shape));
+    throw Error(std::string(op) + ": fan_in (product of dims after the first) is 0 for shape " + to_string(shape));
   return fan_in;
 }
 
@@ -346,11 +346,11 @@ Tensor Tensor::randperm(int64_t n, TensorOptions opts) {
 Tensor Tensor::multinomial(int64_t num_samples, bool replacement) const {
   Shape s = shape();
   if (s.size() != 1 && s.size() != 2)
-    throw Error("multinomial: expected a 1-D or 2-D tensor of weights, got shape " + fmt_shape(s));
+    throw Error("multinomial: expected a 1-D or 2-D tensor of weights, got shape " + to_string(s));
   if (num_samples <= 0) throw Error("multinomial: num_samples must be positive, got " + std::to_string(num_samples));
   Tensor w = s.size() == 1 ? reshape({1, s[0]}) : *this;
   int64_t rows = w.shape()[0], n = w.shape()[1];
-  if (n == 0) throw Error("multinomial: no categories to sample from in shape " + fmt_shape(s));
+  if (n == 0) throw Error("multinomial: no categories to sample from in shape " + to_string(s));
   if (!replacement && num_samples > n)
     throw Error("multinomial: cannot draw " + std::to_string(num_samples) + " samples without replacement from " +
                 std::to_string(n) + " categories");

@@ -111,10 +111,10 @@ Tensor Tensor::dot_as(const Tensor& w, std::optional<DType> acc) const {
   Shape a = shape(), b = w.shape();
   size_t n1 = a.size(), n2 = b.size();
   if (n1 == 0 || n2 == 0)
-    throw Error("matmul: both arguments need at least 1 dimension, got " + fmt_shape(a) + " and " + fmt_shape(b));
+    throw Error("matmul: both arguments need at least 1 dimension, got " + to_string(a) + " and " + to_string(b));
   const sint k2 = b[n2 >= 2 ? n2 - 2 : 0];
   if (!same_size(a[n1 - 1], k2))
-    throw Error("matmul: cannot multiply " + fmt_shape(a) + " and " + fmt_shape(b) + " (" + a[n1 - 1].str() +
+    throw Error("matmul: cannot multiply " + to_string(a) + " and " + to_string(b) + " (" + a[n1 - 1].str() +
                 " != " + k2.str() + ")");
   if (!acc || *acc == dtypes::float32)
     if (auto packed = cpu_packed_dot(*this, w)) return packed->cast(acc.value_or(packed->dtype()));

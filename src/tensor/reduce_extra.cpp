@@ -146,7 +146,7 @@ Tensor Tensor::std(std::optional<int64_t> axis, bool keepdim, double correction)
 // first maximum wins. A nan counts as the maximum (torch, numpy): argmax points at a row's first nan.
 Tensor Tensor::argmax(std::optional<int64_t> axis, bool keepdim) const {
   if (!axis) {
-    if (numel() == 0) throw Error("argmax: tensor of shape " + fmt_shape(shape()) + " is empty (expected elements)");
+    if (numel() == 0) throw Error("argmax: tensor of shape " + to_string(shape()) + " is empty (expected elements)");
     Tensor r = flatten().argmax(0);
     return keepdim ? r.reshape(Shape(size_t(ndim()), 1)) : r;
   }
@@ -155,7 +155,7 @@ Tensor Tensor::argmax(std::optional<int64_t> axis, bool keepdim) const {
   if (s.empty()) return Tensor::full({}, 0, {.dtype = dtypes::int32, .device = device()});
   int64_t n = s[size_t(ax)];
   if (n == 0)
-    throw Error("argmax: axis " + std::to_string(*axis) + " of shape " + fmt_shape(s) +
+    throw Error("argmax: axis " + std::to_string(*axis) + " of shape " + to_string(s) +
                 " is empty (expected size > 0)");
   Tensor m = max(ax, true);
   Tensor mask = eq(m);
@@ -169,9 +169,9 @@ Tensor Tensor::argmax(std::optional<int64_t> axis, bool keepdim) const {
 }
 Tensor Tensor::argmin(std::optional<int64_t> axis, bool keepdim) const {
   if (!axis && numel() == 0)
-    throw Error("argmin: tensor of shape " + fmt_shape(shape()) + " is empty (expected elements)");
+    throw Error("argmin: tensor of shape " + to_string(shape()) + " is empty (expected elements)");
   if (axis && ndim() > 0 && shape()[size_t(normalize_axis("argmin", *axis, shape()))] == 0)
-    throw Error("argmin: axis " + std::to_string(*axis) + " of shape " + fmt_shape(shape()) +
+    throw Error("argmin: axis " + std::to_string(*axis) + " of shape " + to_string(shape()) +
                 " is empty (expected size > 0)");
   return mathx::inverse(*this).argmax(axis, keepdim);
 }

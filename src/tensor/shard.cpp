@@ -26,7 +26,7 @@ Tensor Tensor::shard(const std::vector<std::string>& devices, std::optional<int6
     ax = normalize_axis("shard", *axis, shape());
     const sint size = shape()[size_t(ax)];
     if (!size.is_int() || int64_t(size) % n != 0)
-      throw Error("shard: dim " + std::to_string(ax) + " of shape " + fmt_shape(shape()) + " does not split into " +
+      throw Error("shard: dim " + std::to_string(ax) + " of shape " + to_string(shape()) + " does not split into " +
                   std::to_string(n) + " equal parts (its size must be a multiple of the device count)");
   }
   std::vector<UOpPtr> parts;

@@ -65,16 +65,16 @@ Tensor Tensor::from_blob(void* data, const Shape& shape, DType dtype, const std:
   std::string dev_name = device_or_default(device);
   shareable_memory(op, dev_name);
   for (int64_t d : shape)
-    if (d < 0) throw Error(std::string(op) + ": negative dimension in shape " + fmt_shape(shape));
+    if (d < 0) throw Error(std::string(op) + ": negative dimension in shape " + to_string(shape));
   if (dtype.ptr || dtype.scalar == Scalar::Void)
     throw Error(std::string(op) + ": cannot wrap elements of " + dtype.repr() + " (need a value dtype)");
   Shape st = strides ? *strides : strides_for_shape(shape);
   if (st.size() != shape.size())
-    throw Error(std::string(op) + ": " + std::to_string(st.size()) + " strides " + fmt_shape(st) + " for shape " +
-                fmt_shape(shape) + " (expected one per dim)");
+    throw Error(std::string(op) + ": " + std::to_string(st.size()) + " strides " + to_string(st) + " for shape " +
+                to_string(shape) + " (expected one per dim)");
   int64_t n = tg::prod(shape);
   if (n == 0) return Tensor::empty(shape, {.dtype = dtype, .device = dev_name});
-  if (!data) throw Error(std::string(op) + ": null data for shape " + fmt_shape(shape));
+  if (!data) throw Error(std::string(op) + ": null data for shape " + to_string(shape));
   // The elements span [lo, hi] around `data` (negative strides reach below it); the buffer starts at lo.
   int64_t lo = 0, hi = 0;
   for (size_t k = 0; k < shape.size(); k++) {

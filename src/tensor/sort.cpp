@@ -54,7 +54,7 @@ std::pair<Tensor, Tensor> Tensor::topk(int64_t k, int64_t dim, bool largest, boo
   int64_t n = s.empty() ? 1 : s[size_t(ax)].value();
   if (k < 0 || k > n)
     throw Error("topk: k = " + std::to_string(k) + " is out of range for dim " + std::to_string(dim) + " of shape " +
-                fmt_shape(s) + " (expected 0 <= k <= " + std::to_string(n) + ")");
+                to_string(s) + " (expected 0 <= k <= " + std::to_string(n) + ")");
   (void)sorted;  // the sorted order is also a valid unsorted answer
   auto [values, idx] = sort(ax, largest);
   if (s.empty()) return {values, idx};

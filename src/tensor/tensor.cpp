@@ -17,11 +17,9 @@
 namespace tg {
 
 // ---- helpers ----
-std::string fmt_shape(const Shape& s) { return to_string(s); }
 std::string device_or_default(const std::string& device) {
   return canonical_device(device.empty() ? default_device() : device);
 }
-std::string fmt_shape(const std::vector<int64_t>& s) { return fmt_shape(Shape(s.begin(), s.end())); }
 
 bool always_le(const sint& a, const sint& b) {
   if (a.is_int() && b.is_int()) return a.value() <= b.value();
@@ -36,7 +34,7 @@ int64_t normalize_axis(const char* op, int64_t axis, const Shape& shape) {
   int64_t n = int64_t(shape.size());
   int64_t lo = n == 0 ? -1 : -n, hi = n == 0 ? 0 : n - 1;
   if (axis < lo || axis > hi)
-    throw Error(std::string(op) + ": axis " + std::to_string(axis) + " is out of range for shape " + fmt_shape(shape) +
+    throw Error(std::string(op) + ": axis " + std::to_string(axis) + " is out of range for shape " + to_string(shape) +
                 " (expected " + std::to_string(lo) + " <= axis <= " + std::to_string(hi) + ")");
   return axis < 0 ? axis + std::max<int64_t>(n, 1) : axis;
 }
@@ -84,10 +82,10 @@ Tensor::Tensor(const void* data, DType dtype, int64_t count, Shape shape, Tensor
   // No shape: 1-D. A single value with an empty shape is 0-d (C++ cannot tell "no shape" from "{}").
   if (shape.empty() && count != 1) shape = {count};
   for (int64_t s : shape)
-    if (s < 0) throw Error("Tensor: negative dimension in shape " + fmt_shape(shape));
+    if (s < 0) throw Error("Tensor: negative dimension in shape " + to_string(shape));
   int64_t n = checked_numel(shape, dtype.itemsize(), "Tensor");
   if (n != count)
-    throw Error("Tensor: " + std::to_string(count) + " values do not fill shape " + fmt_shape(shape) + " (" +
+    throw Error("Tensor: " + std::to_string(count) + " values do not fill shape " + to_string(shape) + " (" +
                 std::to_string(n) + " elements)");
   std::string device = device_or_default(opts.device);
   // Data enters on the host and is copied to the device by a COPY in the schedule.
@@ -109,7 +107,7 @@ Tensor::Tensor(ConstValue scalar, TensorOptions opts) {
 
 Tensor Tensor::empty(const Shape& shape, TensorOptions opts) {
   for (int64_t s : shape)
-    if (s < 0) throw Error("empty: negative dimension in shape " + fmt_shape(shape));
+    if (s < 0) throw Error("empty: negative dimension in shape " + to_string(shape));
   DType dt = opts.dtype.value_or(dtypes::default_float());
   const int64_t n = checked_numel(shape, dt.itemsize(), "empty");
   std::string device = device_or_default(opts.device);
@@ -128,7 +126,7 @@ Tensor Tensor::empty(const Shape& shape, TensorOptions opts) {
 
 Tensor Tensor::full(const Shape& shape, ConstValue fill, TensorOptions opts) {
   for (int64_t s : shape)
-    if (s < 0) throw Error("full: negative dimension in shape " + fmt_shape(shape));
+    if (s < 0) throw Error("full: negative dimension in shape " + to_string(shape));
   DType dt = opts.dtype ? *opts.dtype : fill.kind == dtypes::float32 ? dtypes::default_float() : fill.kind;
   checked_numel(shape, dt.itemsize(), "full");
   std::string device = device_or_default(opts.device);
@@ -199,7 +197,7 @@ int64_t Tensor::numel() const { return tg::prod(shape()); }
 
 std::string Tensor::repr() const {
   std::ostringstream os;
-  os << "<Tensor <UOp " << device() << " " << fmt_shape(shape()) << " " << dtype().name() << " (Ops."
+  os << "<Tensor <UOp " << device() << " " << to_string(shape()) << " " << dtype().name() << " (Ops."
      << op_name(uop()->op) << ")> on " << device() << " with grad None>";
   return os.str();
 }
@@ -244,7 +242,7 @@ Tensor Tensor::contiguous() const {
 }
 
 void Tensor::check_item() const {
-  if (numel() != 1) throw Error("item: tensor of shape " + fmt_shape(shape()) + " has " + std::to_string(numel()) +
+  if (numel() != 1) throw Error("item: tensor of shape " + to_string(shape()) + " has " + std::to_string(numel()) +
                                 " elements (expected exactly 1)");
 }
 

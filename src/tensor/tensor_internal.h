@@ -51,8 +51,6 @@ struct Tensor::Data : std::enable_shared_from_this<Tensor::Data> {
 
 // The device a tensor is made on: TensorOptions::device canonicalized, or the default device when it is "".
 std::string device_or_default(const std::string& device);
-std::string fmt_shape(const Shape& s);  // "(2, 3)", "(start_pos, 64)"
-std::string fmt_shape(const std::vector<int64_t>& s);
 // Size relations that hold for every value of the variables in them (tinygrad checks symbolic shapes the same way
 // only where it can decide; here an undecided one is refused). Plain comparisons for integers.
 bool always_le(const sint& a, const sint& b);
