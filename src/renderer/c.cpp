@@ -167,6 +167,72 @@ std::string dot4_helper(const std::string& q, const std::string& T, const std::s
 
 }  // namespace
 
+// C for the CPU: the dialect's defaults (renderer/cstyle.h), a thread index parameter, 16-bit floats as bits.
+ClangRenderer::ClangRenderer()
+    : CStyleRenderer(Dialect{.core_id_param = true,
+                             .buffer_types = {{Scalar::Float16, "tg_half"}, {Scalar::BFloat16, "tg_bf16"}}}) {
+  const std::string& q = dialect_.helper_qualifier;
+  // MAX of vectors: C has no ?: on vectors, so select through the comparison's lane mask (a NaN in either operand
+  // wins, as in the scalar `a<b || b!=b ? b : a`).
+  rules_[int(Ops::MAX)] = [this, q](const UOp& u, const std::vector<std::string>& a,
+                                    Prelude& pre) -> std::optional<std::string> {
+    const DType dt = u.dtype;
+    if (dt.count == 1) return std::nullopt;
+    const DType mask = (dt.itemsize() / dt.count == 8 ? dtypes::int64 : dtypes::int32).vec(dt.count);
+    pre.need_vector_type(mask);
+    const std::string T = type_name(dt), M = type_name(mask), name = "tg_max_" + T;
+    pre.need(name, [&] {
+      return q + " " + T + " " + name + "(" + T + " a, " + T + " b) { " + M + " m = (a < b) | (b != b); return (" + T +
+             ")(((" + M + ")b & m) | ((" + M + ")a & ~m)); }";
+    });
+    return name + "(" + a[0] + ", " + a[1] + ")";
+  };
+  // EXP2 of float vectors: a polynomial on vectors (libm's exp2f is one call per lane). Within 2 ulp of exp2 (the
+  // interpreter's is correctly rounded); inf, 0, NaN and subnormal results as exp2's.
+  rules_[int(Ops::EXP2)] = [this, q](const UOp& u, const std::vector<std::string>& a,
+                                     Prelude& pre) -> std::optional<std::string> {
+    if (u.dtype.count == 1) return std::nullopt;
+    const DType mask = dtypes::int32.vec(u.dtype.count);
+    pre.need_vector_type(mask);
+    const std::string T = type_name(u.dtype), M = type_name(mask), name = "tg_exp2_" + T;
+    pre.need(name, [&] { return exp2_helper(q, T, M, name); });
+    return name + "(" + a[0] + ")";
+  };
+  rules_[int(Ops::DOT4)] = [this, q](const UOp& u, const std::vector<std::string>& a,
+                                     Prelude& pre) -> std::optional<std::string> {
+    const DType dt = u.dtype;
+    if (dt.count == 1) return std::nullopt;
+    const DType unsigned_lanes = dtypes::uint32.vec(dt.count);
+    pre.need_vector_type(unsigned_lanes);
+    const std::string T = type_name(dt), name = "tg_dot4_" + T;
+    pre.need(name, [&] { return dot4_helper(q, T, type_name(unsigned_lanes), dt.count, name); });
+    return name + "(" + a[0] + ", " + a[1] + ", " + a[2] + ")";
+  };
+  rules_[int(Ops::MULACC)] = [q](const UOp& u, const std::vector<std::string>& a,
+                                 Prelude& pre) -> std::optional<std::string> {
+    const DType dt = u.dtype;
+    if (dt.count != 1 || !dt.is_float()) return std::nullopt;
+    // float64: exec_alu rounds the product, then the sum; a*b+c in one expression would be one fused multiply-add
+    // under -ffp-contract=on, so the product is a call (contraction stays within an expression)
+    if (dt.scalar == Scalar::Float64) {
+      pre.need("tg_mul64", [&] { return q + " double tg_mul64(double a, double b) { return a * b; }"; });
+      return "(tg_mul64(" + a[0] + ", " + a[1] + ")+" + a[2] + ")";
+    }
+    // narrower: exec_alu rounds a*b+c once (computed in double); C in float would round twice
+    std::string e = "(((double)" + a[0] + "*" + a[1] + ")+" + a[2] + ")";
+    if (is_half(dt)) return "tg_h2f(tg_d2h(" + e + "))";
+    if (is_bf16(dt)) return "tg_bf2f(tg_d2bf(" + e + "))";
+    return "((float)" + e + ")";
+  };
+  // IDIV of 16-bit floats: the integer trunc((double)a/b) may be past 2^24, so it must not round through float first.
+  rules_[int(Ops::IDIV)] = [](const UOp& u, const std::vector<std::string>& a, Prelude&) -> std::optional<std::string> {
+    const DType dt = u.dtype;
+    if (dt.count != 1 || !is_16bit_float(dt)) return std::nullopt;
+    std::string e = "__builtin_trunc((double)" + a[0] + "/" + a[1] + ")";
+    return is_half(dt) ? "tg_h2f(tg_d2h(" + e + "))" : "tg_bf2f(tg_d2bf(" + e + "))";
+  };
+}
+
 int ClangRenderer::cpu_threads() {
   if (THREADS.value() < 0)
     throw Error("THREADS=" + std::to_string(THREADS.value()) + ": expected a thread count >= 1 (0: the machine's)");
@@ -213,70 +279,6 @@ std::string ClangRenderer::type_name(DType dt) const {
   if (dt.count == 1 && dt.is_bool()) return "_Bool";  // C has no `bool` without <stdbool.h>
   if (dt.count == 1 && is_16bit_float(dt)) return "float";  // values in registers; see buffer_type_name
   return CStyleRenderer::type_name(dt);
-}
-
-std::string ClangRenderer::buffer_type_name(DType dt) const {
-  if (is_half(dt)) return "tg_half";
-  if (is_bf16(dt)) return "tg_bf16";
-  return type_name(dt);
-}
-
-
-std::string ClangRenderer::render_alu(const UOp& u, const std::vector<std::string>& a, Prelude& pre) const {
-  DType dt = u.dtype;
-  // MAX of vectors: C has no ?: on vectors, so select through the comparison's lane mask (a NaN in either
-  // operand wins, as in the scalar `a<b || b!=b ? b : a`).
-  if (u.op == Ops::MAX && dt.count > 1) {
-    DType mask = (dt.itemsize() / dt.count == 8 ? dtypes::int64 : dtypes::int32).vec(dt.count);
-    if (std::find(pre.vector_types.begin(), pre.vector_types.end(), mask) == pre.vector_types.end())
-      pre.vector_types.push_back(mask);
-    const std::string T = type_name(dt), M = type_name(mask), name = "tg_max_" + T;
-    pre.need(name, [&] {
-      return helper_qualifier() + " " + T + " " + name + "(" + T + " a, " + T + " b) { " + M + " m = (a < b) | (b != b); return (" +
-             T + ")(((" + M + ")b & m) | ((" + M + ")a & ~m)); }";
-    });
-    return name + "(" + a[0] + ", " + a[1] + ")";
-  }
-  // EXP2 of float vectors: a polynomial on vectors (libm's exp2f is one call per lane: softmax 4096^2
-  // spent ~45 of its ~52 ms there). Within 2 ulp of exp2 (the interpreter's is correctly rounded); inf,
-  // 0, NaN and subnormal results as exp2's.
-  if (u.op == Ops::EXP2 && dt.count > 1) {
-    DType mask = dtypes::int32.vec(dt.count);
-    if (std::find(pre.vector_types.begin(), pre.vector_types.end(), mask) == pre.vector_types.end())
-      pre.vector_types.push_back(mask);
-    const std::string T = type_name(dt), M = type_name(mask), name = "tg_exp2_" + T;
-    pre.need(name, [&] { return exp2_helper(helper_qualifier(), T, M, name); });
-    return name + "(" + a[0] + ")";
-  }
-  if (u.op == Ops::DOT4 && dt.count > 1) {
-    DType unsigned_lanes = dtypes::uint32.vec(dt.count);
-    if (std::find(pre.vector_types.begin(), pre.vector_types.end(), unsigned_lanes) == pre.vector_types.end())
-      pre.vector_types.push_back(unsigned_lanes);
-    const std::string T = type_name(dt), name = "tg_dot4_" + T;
-    pre.need(name, [&] { return dot4_helper(helper_qualifier(), T, type_name(unsigned_lanes), dt.count, name); });
-    return name + "(" + a[0] + ", " + a[1] + ", " + a[2] + ")";
-  }
-  // MULACC in float64: exec_alu rounds the product, then the sum; a*b+c in one expression would be one fused
-  // multiply-add under -ffp-contract=on, so the product is a call (contraction stays within an expression).
-  if (u.op == Ops::MULACC && dt.count == 1 && dt.scalar == Scalar::Float64) {
-    pre.need("tg_mul64", [&] { return helper_qualifier() + " double tg_mul64(double a, double b) { return a * b; }"; });
-    return "(tg_mul64(" + a[0] + ", " + a[1] + ")+" + a[2] + ")";
-  }
-  // MULACC: exec_alu rounds a*b+c once (computed in double); C in float would round twice.
-  if (u.op == Ops::MULACC && dt.count == 1 && dt.is_float() && dt.scalar != Scalar::Float64) {
-    std::string e = "(((double)" + a[0] + "*" + a[1] + ")+" + a[2] + ")";
-    if (is_half(dt)) return "tg_h2f(tg_d2h(" + e + "))";
-    if (is_bf16(dt)) return "tg_bf2f(tg_d2bf(" + e + "))";
-    return "((float)" + e + ")";
-  }
-  // IDIV: the integer trunc((double)a/b) may be past 2^24, so it must not round through float first.
-  if (u.op == Ops::IDIV && dt.count == 1 && is_16bit_float(dt)) {
-    std::string e = "__builtin_trunc((double)" + a[0] + "/" + a[1] + ")";
-    return is_half(dt) ? "tg_h2f(tg_d2h(" + e + "))" : "tg_bf2f(tg_d2bf(" + e + "))";
-  }
-  std::string e = CStyleRenderer::render_alu(u, a, pre);
-  if (is_16bit_float(dt) && rounds_16bit(u.op)) return (is_half(dt) ? "tg_rh(" : "tg_rbf(") + strip_parens(e) + ")";
-  return e;
 }
 
 std::string ClangRenderer::render_cast(DType to, DType from, const std::string& x, Prelude& pre) const {

@@ -21,7 +21,7 @@ namespace tg {
 
 class ClangRenderer : public CStyleRenderer {
  public:
-  ClangRenderer() = default;
+  ClangRenderer();
   std::string device() const override { return "CPU"; }
   bool supports(Ops op) const override { return op != Ops::WMMA && CStyleRenderer::supports(op); }
   bool vectorizes(Ops op, DType scalar) const override { return cpu_vectorizes(op, scalar); }
@@ -36,14 +36,11 @@ class ClangRenderer : public CStyleRenderer {
 
  protected:
   std::string type_name(DType dt) const override;
-  std::string buffer_type_name(DType dt) const override;
-  std::string render_alu(const UOp& u, const std::vector<std::string>& operands, Prelude& pre) const override;
   std::string render_cast(DType to, DType from, const std::string& x, Prelude& pre) const override;
   std::string render_bitcast(DType to, DType from, const std::string& x, Prelude& pre) const override;
   std::string render_load(const std::string& buf, const std::string& idx, DType dt, Prelude& pre) const override;
   std::string render_store(const std::string& buf, const std::string& idx, const std::string& value, DType dt,
                            Prelude& pre) const override;
-  bool special_is_param(const SpecialArg& s) const override { return s.axis == LaunchAxis::CORE; }
   std::string prefix(const Prelude& pre) const override;
   std::string epilogue(const std::string& name, const std::vector<Param>& params) const override;
 };

@@ -1,8 +1,6 @@
 // CStyleRenderer: the C spellings shared by every C-like backend (the statement walker: renderer/cstyle_walk.cpp).
 #include "renderer/cstyle.h"
 
-#include "renderer/tensor_core.h"
-
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -10,6 +8,7 @@
 #include <limits>
 #include <map>
 #include <unordered_map>
+#include <utility>
 
 #include "renderer/tensor_core.h"
 #include "tg/error.h"
@@ -67,7 +66,11 @@ void CStyleRenderer::Prelude::need(const std::string& name, const std::function<
   helpers.emplace_back(name, definition());
 }
 
-CStyleRenderer::CStyleRenderer() {
+void CStyleRenderer::Prelude::need_vector_type(DType dt) {
+  if (std::find(vector_types.begin(), vector_types.end(), dt) == vector_types.end()) vector_types.push_back(dt);
+}
+
+CStyleRenderer::CStyleRenderer(Dialect dialect) : dialect_(std::move(dialect)) {
   using V = std::vector<std::string>;
   auto bin = [](const char* sym) {
     return [sym](const V& a, DType) { return "(" + a[0] + sym + a[1] + ")"; };
@@ -89,12 +92,12 @@ CStyleRenderer::CStyleRenderer() {
   // integer (1/0.33333334f == 3.0f), so narrower floats divide in double.
   t[int(Ops::IDIV)] = [this](const V& a, DType dt) {
     if (!dt.is_float()) return "(" + a[0] + "/" + a[1] + ")";
-    const std::string trunc = math_fn("__builtin_trunc", dtypes::float64);
+    const std::string trunc = math_fn("trunc", dtypes::float64);
     if (dt.scalar == Scalar::Float64) return trunc + "(" + a[0] + "/" + a[1] + ")";
     return "((" + type_name(dt) + ")" + trunc + "((double)" + a[0] + "/" + a[1] + "))";
   };
   t[int(Ops::MOD)] = [this](const V& a, DType dt) {
-    if (dt.is_float()) return math_fn("__builtin_fmod", dt) + "(" + a[0] + "," + a[1] + ")";
+    if (dt.is_float()) return math_fn("fmod", dt) + "(" + a[0] + "," + a[1] + ")";
     return "(" + a[0] + "%" + a[1] + ")";
   };
   // `a<b || b!=b ? b : a`: a NaN in either operand wins, exactly as exec_alu's MAX (so not fmax, which drops
@@ -109,17 +112,17 @@ CStyleRenderer::CStyleRenderer() {
   auto fn = [this](const char* base) {
     return [this, base](const V& a, DType dt) { return math_fn(base, dt) + "(" + a[0] + ")"; };
   };
-  t[int(Ops::EXP2)] = fn("__builtin_exp2");
-  t[int(Ops::LOG2)] = fn("__builtin_log2");
-  t[int(Ops::SIN)] = fn("__builtin_sin");
-  t[int(Ops::SQRT)] = fn("__builtin_sqrt");
+  t[int(Ops::EXP2)] = fn("exp2");
+  t[int(Ops::LOG2)] = fn("log2");
+  t[int(Ops::SIN)] = fn("sin");
+  t[int(Ops::SQRT)] = fn("sqrt");
   t[int(Ops::TRUNC)] = [this](const V& a, DType dt) {
-    return int_like(dt) ? a[0] : math_fn("__builtin_trunc", dt) + "(" + a[0] + ")";
+    return int_like(dt) ? a[0] : math_fn("trunc", dt) + "(" + a[0] + ")";
   };
 }
 
-std::string CStyleRenderer::math_fn(const char* base, DType dt) const {
-  return std::string(base) + (dt.scalar == Scalar::Float64 ? "" : "f");
+std::string CStyleRenderer::math_fn(const char* name, DType dt) const {
+  return dialect_.math_prefix + name + (dialect_.math_float_suffix && dt.scalar != Scalar::Float64 ? "f" : "");
 }
 
 bool CStyleRenderer::supports(Ops op) const {
@@ -193,16 +196,18 @@ std::string CStyleRenderer::gpu_scalar_name(DType dt) const {
     case Scalar::UInt32: return "uint";
     case Scalar::Int64: return "long";
     case Scalar::UInt64: return "ulong";
-    case Scalar::Float16: case Scalar::BFloat16: return "float";  // values in registers; see gpu_buffer_type_name
+    case Scalar::Float16: case Scalar::BFloat16: return "float";  // values in registers; see gpu_buffer_types
     default: return CStyleRenderer::type_name(dt.scalar_type());
   }
 }
 
-std::string CStyleRenderer::gpu_buffer_type_name(DType dt) const {
-  if (is_half(dt)) return "half";
-  if (is_bf16(dt)) return "ushort";
-  if (dt.is_bool()) return "uchar";
-  return type_name(dt);
+std::map<Scalar, std::string> CStyleRenderer::gpu_buffer_types() {
+  return {{Scalar::Float16, "half"}, {Scalar::BFloat16, "ushort"}, {Scalar::Bool, "uchar"}};
+}
+
+std::string CStyleRenderer::buffer_type_name(DType dt) const {
+  auto it = dialect_.buffer_types.find(dt.scalar);
+  return it != dialect_.buffer_types.end() && dt.count == 1 ? it->second : type_name(dt);
 }
 
 std::string CStyleRenderer::float_literal(double v, DType dt, Prelude& pre) const {
@@ -233,9 +238,9 @@ std::string CStyleRenderer::render_const(const UOp& u, Prelude& pre) const {
   int64_t v = const_int(u);
   switch (dt.scalar) {
     case Scalar::Int64:
-      return v == std::numeric_limits<int64_t>::min() ? "(-9223372036854775807" + int64_suffix() + "-1)"
-                                                       : std::to_string(v) + int64_suffix();
-    case Scalar::UInt64: return std::to_string(static_cast<uint64_t>(v)) + "u" + int64_suffix();
+      return v == std::numeric_limits<int64_t>::min() ? "(-9223372036854775807" + dialect_.int64_suffix + "-1)"
+                                                       : std::to_string(v) + dialect_.int64_suffix;
+    case Scalar::UInt64: return std::to_string(static_cast<uint64_t>(v)) + "u" + dialect_.int64_suffix;
     case Scalar::UInt32: return std::to_string(v) + "u";
     case Scalar::Int32: return v == std::numeric_limits<int32_t>::min() ? "(-2147483647-1)" : std::to_string(v);
     default: return std::to_string(v);  // 8/16-bit: an int literal in range, converted where it is used
@@ -284,7 +289,9 @@ std::string CStyleRenderer::render_alu(const UOp& u, const std::vector<std::stri
   Ops op = u.op;
   DType dt = u.dtype;
   DType src_dt = op == Ops::WHERE ? u.src.at(1)->dtype : u.src.at(0)->dtype;
-  const std::string q = helper_qualifier();
+  if (const ExprRule& rule = rules_[int(op)])
+    if (std::optional<std::string> e = rule(u, a, pre)) return *e;
+  const std::string q = dialect_.helper_qualifier;
   if (int_like(dt) && dt.count == 1) {
     const std::string T = type_name(dt), UT = type_name(unsigned_of(dt)), id = identifier(T);
     const bool sgn = !dt.is_unsigned() && !dt.is_bool();
@@ -351,6 +358,7 @@ std::string CStyleRenderer::render_alu(const UOp& u, const std::vector<std::stri
   bool may_leave_range = op == Ops::ADD || op == Ops::SUB || op == Ops::MUL || op == Ops::NEG || op == Ops::SHL ||
                          op == Ops::MULACC;
   if (is_narrow_int(dt) && dt.count == 1 && may_leave_range) e = "((" + type_name(dt) + ")" + e + ")";
+  if (is_16bit_float(dt) && rounds_16bit(op)) return (is_half(dt) ? "tg_rh(" : "tg_rbf(") + strip_parens(e) + ")";
   return e;
 }
 
@@ -361,9 +369,9 @@ std::string CStyleRenderer::render_cast(DType to, DType from, const std::string&
     // C leaves float->int out of range undefined; exec_alu gives 0 for NaN/inf and wraps the rest.
     pre.need("tg_ftoi", [&] {
       const std::string I64 = type_name(dtypes::int64), U64 = type_name(dtypes::uint64);
-      return helper_qualifier() + " " + I64 + " tg_ftoi(double x) {\n"
+      return dialect_.helper_qualifier + " " + I64 + " tg_ftoi(double x) {\n"
              "  if (!(x > -0x1p64 && x < 0x1p64)) return 0;\n"
-             "  double t = " + math_fn("__builtin_trunc", dtypes::float64) + "(x);\n"
+             "  double t = " + math_fn("trunc", dtypes::float64) + "(x);\n"
              "  if (t >= 0x1p63) return (" + I64 + ")(" + U64 + ")t;\n"
              "  if (t < -0x1p63) return (" + I64 + ")((" + U64 + ")0 - (" + U64 + ")(-t));\n"
              "  return (" + I64 + ")t;\n"
@@ -395,18 +403,45 @@ std::string CStyleRenderer::render_store(const std::string& buf, const std::stri
   return buf + "[" + idx + "] = " + value + ";";
 }
 
-std::string CStyleRenderer::render_vectorize(DType dt, const std::vector<std::string>& elems, Prelude& pre) const {
-  std::string s = "((" + type_name(dt) + "){";
-  for (size_t i = 0; i < elems.size(); i++) s += (i ? "," : "") + elems[i];
-  return s + "})";
+std::string CStyleRenderer::render_vectorize(const UOp& u, const std::vector<std::string>& elems, Prelude& pre) const {
+  if (const ExprRule& rule = rules_[int(Ops::VECTORIZE)])
+    if (std::optional<std::string> e = rule(u, elems, pre)) return *e;
+  std::string s = dialect_.vector_open + type_name(u.dtype) + dialect_.vector_mid;
+  for (size_t i = 0; i < elems.size(); i++)
+    s += (i ? "," : "") + (dialect_.strip_vector_elems ? strip_parens(elems[i]) : elems[i]);
+  return s + dialect_.vector_close;
 }
 
-std::string CStyleRenderer::render_gep(const std::string& vec, int64_t i) const {
-  return vec + "[" + std::to_string(i) + "]";
+std::string CStyleRenderer::render_gep(const UOp& u, const std::string& vec, Prelude& pre) const {
+  if (const ExprRule& rule = rules_[int(Ops::GEP)])
+    if (std::optional<std::string> e = rule(u, {vec}, pre)) return *e;
+  return lane(vec, u.get<int64_t>());
+}
+
+std::string CStyleRenderer::lane(const std::string& vec, int64_t i) const {
+  const std::string& names = dialect_.lane_names;
+  if (names.empty()) return vec + "[" + std::to_string(i) + "]";
+  if (i < 0 || i >= int64_t(names.size()))
+    throw Error("render: " + device() + " vector lane " + std::to_string(i) + " (its vectors have " +
+                std::to_string(names.size()) + " lanes at most)");
+  return vec + dialect_.lane_prefix + names[size_t(i)];
 }
 
 std::string CStyleRenderer::render_special(const SpecialArg& s) const {
-  throw Error("render: SPECIAL " + s.name() + " (a GPU launch index) on " + device() + ", which has no launch grid");
+  const std::string& dims = dialect_.launch_dims;
+  if (dialect_.launch_index[0].empty())
+    throw Error("render: SPECIAL " + s.name() + " (a GPU launch index) on " + device() + ", which has no launch grid");
+  if (s.dim < 0 || s.dim >= int(dims.size()) || s.axis == LaunchAxis::CORE)
+    throw Error("render: " + device() + " SPECIAL " + s.name() + " (expected a group, local or global index along " +
+                dims + ")");
+  std::string e = dialect_.launch_index[size_t(s.axis)];
+  for (size_t at = e.find('%'); at != std::string::npos; at = e.find('%', at + 1)) e[at] = dims[size_t(s.dim)];
+  return e;
+}
+
+std::string CStyleRenderer::render_barrier() const {
+  if (dialect_.barrier.empty()) throw Error("render: BARRIER on " + device() + ", which has no workgroups");
+  return dialect_.barrier;
 }
 
 std::string CStyleRenderer::render_define_local(const std::string& name, DType dt, int64_t size, int64_t,
@@ -414,59 +449,20 @@ std::string CStyleRenderer::render_define_local(const std::string& name, DType d
   throw Error("render: DEFINE_LOCAL " + name + " on " + device() + ", which has no shared memory");
 }
 
-std::string CStyleRenderer::render_barrier() const {
-  throw Error("render: BARRIER on " + device() + ", which has no workgroups");
-}
-
 // ---- the function ----
 
 std::string CStyleRenderer::param_decl(const Param& p) const {
+  if (p.is_tensor_map) throw Error("render: " + device() + " kernel parameter " + p.name + " is a tensor map (CUDA only)");
   if (!p.is_buffer) return type_name(p.dtype) + " " + p.name;
-  return std::string(p.written ? "" : "const ") + buffer_type_name(p.dtype.base().scalar_type()) + "* restrict " +
-         p.name;
+  return dialect_.buffer_qualifier + (p.written ? "" : "const ") + buffer_type_name(p.dtype.base().scalar_type()) +
+         "* " + dialect_.restrict_ + " " + p.name;
 }
 
-std::string CStyleRenderer::kernel_signature(const std::string& name, const std::vector<Param>& params,
-                                             const Prelude&) const {
-  std::string s = "void " + name + "(";
+std::string CStyleRenderer::kernel_head(const std::string& name, const std::vector<Param>& params,
+                                        const Prelude&) const {
+  std::string s = dialect_.kernel_prefix + "void " + name + "(";
   for (size_t i = 0; i < params.size(); i++) s += (i ? ", " : "") + param_decl(params[i]);
-  return s + ")";
-}
-
-std::string CStyleRenderer::render_wmma(const UOp& u, const std::vector<std::string>&, const std::vector<bool>&,
-                                        const std::vector<std::string>&, Prelude&) const {
-  throw Error("render: " + u.arg_repr() + " (a tensor core) on " + device() + ", which has none");
-}
-
-std::string CStyleRenderer::render_cp_async(const std::string&, const std::string&, const std::string&,
-                                            const std::string&, const std::string&, const std::string&, int64_t,
-                                            DType) const {
-  throw Error("render: CP_ASYNC on " + device() + ", which has no asynchronous copies");
-}
-std::string CStyleRenderer::render_async_commit() const {
-  throw Error("render: ASYNC_COMMIT on " + device() + ", which has no asynchronous copies");
-}
-std::string CStyleRenderer::render_async_wait(int64_t) const {
-  throw Error("render: ASYNC_WAIT on " + device() + ", which has no asynchronous copies");
-}
-std::string CStyleRenderer::render_ldmatrix(const std::string&, const std::string&, const std::string&, const UOp&) const {
-  throw Error("render: LDMATRIX on " + device() + ", which has no warp-wide matrix loads");
-}
-std::string CStyleRenderer::render_wgmma(const UOp&, const std::string&, const std::vector<std::string>&, bool,
-                                         Prelude&) const {
-  throw Error("render: WGMMA on " + device() + ", which has no warpgroup tensor cores");
-}
-std::string CStyleRenderer::render_wgmma_drain(const std::string&, int) const {
-  throw Error("render: WGMMA on " + device() + ", which has no warpgroup tensor cores");
-}
-std::string CStyleRenderer::render_bulk_copy(const UOp& u, const std::vector<std::string>&, Prelude&) const {
-  throw Error(std::string("render: ") + op_name(u.op) + " on " + device() + ", which has no bulk tensor copies");
-}
-std::string CStyleRenderer::render_ldmatrix_lane(const std::string&, int64_t, DType) const {
-  throw Error("render: LDMATRIX on " + device() + ", which has no warp-wide matrix loads");
-}
-std::string CStyleRenderer::render_ldmatrix_reg(const std::string&, int64_t) const {
-  throw Error("render: LDMATRIX on " + device() + ", which has no warp-wide matrix loads");
+  return s + ") {\n";
 }
 
 std::string CStyleRenderer::prefix(const Prelude& pre) const {

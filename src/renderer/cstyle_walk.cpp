@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "renderer/matrix_syntax.h"
 #include "renderer/tensor_core.h"
 #include "tg/error.h"
 
@@ -27,12 +28,12 @@ std::string CStyleRenderer::render(const std::string& name, const std::vector<UO
 }
 
 CStyleWalk::CStyleWalk(const CStyleRenderer& ren, const std::string& name, const std::vector<UOpPtr>& uops)
-    : ren_(ren), name_(name), uops_(uops), n_(uops.size()) {}
+    : ProgramWalk(name, uops), ren_(ren) {}
 
 std::string CStyleWalk::run() {
-  if (!is_identifier(name_)) throw Error("render: kernel name '" + name_ + "' is not a C identifier");
   index_nodes();
-  count_uses();
+  count_uses([this](const UOp& u, size_t k) { return ren_.operand_uses(u, k); });
+  count_depths();
   choose_inlined();
   find_raw16();
   wg_arrays_ = find_wgmma_arrays(uops_);
@@ -46,34 +47,15 @@ std::string CStyleWalk::run() {
 
 // ---- analyses ----
 
-void CStyleWalk::index_nodes() {
-  for (size_t i = 0; i < n_; i++) {
-    const UOp* u = uops_[i].get();
-    if (!u) throw Error("render " + name_ + ": null node at " + std::to_string(i));
-    for (auto& s : u->src)
-      if (!pos_.count(s.get()))
-        throw Error("render " + name_ + ": node " + std::to_string(i) + " (" + op_name(u->op) +
-                    ") uses a source that does not come before it in the list");
-    if (!pos_.emplace(u, i).second) throw Error("render " + name_ + ": node " + std::to_string(i) + " listed twice");
-  }
-}
-
-// Uses (weighted by how often the user's spelling repeats the operand), the last user, and loop depth.
-void CStyleWalk::count_uses() {
-  uses_.assign(n_, 0);
-  user_.assign(n_, 0);
+// Loop depth: the blocks open around each node.
+void CStyleWalk::count_depths() {
   depth_.assign(n_, 0);
   int d = 0;
   for (size_t i = 0; i < n_; i++) {
-    const UOp& u = *uops_[i];
-    if (u.op == Ops::ENDRANGE || u.op == Ops::ENDIF) d--;
+    const Ops op = uops_[i]->op;
+    if (op == Ops::ENDRANGE || op == Ops::ENDIF) d--;
     depth_[i] = d;
-    if (u.op == Ops::RANGE || u.op == Ops::IF) d++;
-    for (size_t k = 0; k < u.src.size(); k++) {
-      size_t s = pos_.at(u.src[k].get());
-      uses_[s] += ren_.operand_uses(u, k);
-      user_[s] = i;
-    }
+    if (op == Ops::RANGE || op == Ops::IF) d++;
   }
 }
 
@@ -93,7 +75,7 @@ void CStyleWalk::choose_inlined() {
     const UOp& u = *uops_[i];
     if (!is_expr(u.op)) continue;
     for (auto& s : u.src) {
-      size_t si = pos_.at(s.get());
+      size_t si = pos(s.get());
       if (s->op == Ops::DEFINE_ACC || s->op == Ops::ASSIGN) reads_acc[i].insert(acc_of(s.get()));
       if (inlined_[si]) reads_acc[i].insert(reads_acc[si].begin(), reads_acc[si].end());
       if (inlined_[si]) nesting[i] = std::max(nesting[i], nesting[si] + 1);
@@ -121,14 +103,12 @@ void CStyleWalk::find_raw16() {
   }
   for (size_t i = 0; i < n_; i++)
     if (uops_[i]->op != Ops::WMMA)
-      for (auto& s : uops_[i]->src) raw16_[pos_.at(s.get())] = 0;
+      for (auto& s : uops_[i]->src) raw16_[pos(s.get())] = 0;
 }
 
-// The vector types and 16-bit formats the kernel's prelude defines, and the buffers it writes (the others are
-// `const` parameters).
+// The vector types and 16-bit formats the kernel's prelude defines.
 void CStyleWalk::collect_types() {
   for (auto& u : uops_) {
-    if (u->op == Ops::STORE) written_.insert(u->src.at(0).get());
     DType dt = u->dtype;
     if (dt.count > 1 && !dt.ptr && u->op != Ops::WGMMA) {  // (a WGMMA's lanes are an array)
       bool seen = false;
@@ -142,8 +122,10 @@ void CStyleWalk::collect_types() {
 
 // ---- emission ----
 
-std::string CStyleWalk::where(size_t i) const {
-  return "render " + name_ + ": node " + std::to_string(i) + " (" + op_name(uops_[i]->op) + ")";
+const MatrixSyntax& CStyleWalk::matrix(size_t i) const {
+  const MatrixSyntax* m = ren_.matrix_syntax();
+  if (!m) throw Error(where(i) + " on " + ren_.device() + ", which has no tensor cores or asynchronous copies");
+  return *m;
 }
 
 void CStyleWalk::lines(const std::string& stmts) {
@@ -184,10 +166,10 @@ void CStyleWalk::emit(size_t i) {
     case Ops::CP_ASYNC:
       return cp_async(i, u);
     case Ops::ASYNC_COMMIT:
-      line(ren_.render_async_commit());
+      line(matrix(i).async_commit());
       return;
     case Ops::ASYNC_WAIT:
-      line(ren_.render_async_wait(u.get<int64_t>()));
+      line(matrix(i).async_wait(u.get<int64_t>()));
       return;
     case Ops::TENSOR_MAP:
       return tensor_map(i, u);
@@ -198,7 +180,7 @@ void CStyleWalk::emit(size_t i) {
       return bulk_copy(i, u);
     case Ops::LDMATRIX:
       r_[i] = fresh("ldm");
-      line(ren_.render_ldmatrix(r_[i], src(u, 0), CStyleRenderer::strip_parens(src(u, 1)), u));
+      line(matrix(i).ldmatrix(r_[i], src(u, 0), CStyleRenderer::strip_parens(src(u, 1)), u));
       return;
     case Ops::DEFINE_ACC:
       return define_acc(i, u);
@@ -221,19 +203,13 @@ void CStyleWalk::emit(size_t i) {
 
 void CStyleWalk::define_global(size_t i, const UOp& u) {
   if (!u.dtype.ptr) throw Error(where(i) + ": a buffer parameter needs a pointer dtype, got " + u.dtype.repr());
-  int64_t idx = u.get<int64_t>();
-  r_[i] = "data" + std::to_string(idx);
-  if (idx < 0) throw Error(where(i) + ": negative parameter position");
-  if (size_t(idx) >= bufs_.size()) bufs_.resize(size_t(idx) + 1);
-  if (!bufs_[size_t(idx)].name.empty()) throw Error(where(i) + ": two buffers at position " + std::to_string(idx));
-  bufs_[size_t(idx)] = Param{r_[i], u.dtype, true, written_.count(&u) > 0};
+  r_[i] = "data" + std::to_string(u.get<int64_t>());
+  buffer_param(i, u, r_[i]);
 }
 
 void CStyleWalk::define_var(size_t i, const UOp& u) {
-  const auto& nr = u.get<NamedRange>();
-  if (!is_identifier(nr.name)) throw Error(where(i) + ": variable name '" + nr.name + "' is not a C identifier");
-  r_[i] = nr.name;
-  vars_.push_back(Param{r_[i], u.dtype, false, false});
+  r_[i] = u.get<NamedRange>().name;
+  var_param(i, u, r_[i]);
 }
 
 void CStyleWalk::define_local(size_t i, const UOp& u) {
@@ -251,8 +227,8 @@ void CStyleWalk::special(size_t i, const UOp& u) {
   const auto* sp = std::get_if<SpecialArg>(&u.arg);
   if (!sp) throw Error(where(i) + ": SPECIAL needs a SpecialArg, has " + u.arg_repr());
   r_[i] = sp->name();
-  if (ren_.special_is_param(*sp)) {
-    specials_.push_back(Param{r_[i], u.dtype, false, false});
+  if (ren_.dialect_.core_id_param && sp->axis == LaunchAxis::CORE) {
+    core_param(r_[i], u.dtype);
     return;
   }
   if (sp->axis == LaunchAxis::LOCAL) pre_.local_threads *= sp->size;
@@ -283,7 +259,7 @@ void CStyleWalk::wmma(size_t i, const UOp& u) {
   std::vector<bool> raw;
   for (size_t k = 0; k < u.src.size(); k++) {
     a.push_back(src(u, k));
-    raw.push_back(raw16_[pos_.at(u.src[k].get())] != 0);
+    raw.push_back(raw16_[pos(u.src[k].get())] != 0);
   }
   // operand pairs that are one 32-bit register of an LDMATRIX: lanes 2q, 2q + 1 of the same one
   std::vector<std::string> packed;
@@ -291,10 +267,10 @@ void CStyleWalk::wmma(size_t i, const UOp& u) {
     const UOp *x = u.src[k].get(), *y = u.src[k + 1].get();
     bool pair = x->op == Ops::GEP && y->op == Ops::GEP && x->src[0] == y->src[0] && x->src[0]->op == Ops::LDMATRIX &&
                 x->get<int64_t>() % 2 == 0 && y->get<int64_t>() == x->get<int64_t>() + 1;
-    packed.push_back(pair ? ren_.render_ldmatrix_reg(r_[pos_.at(x->src[0].get())], x->get<int64_t>() / 2) : "");
+    packed.push_back(pair ? matrix(i).ldmatrix_reg(r_[pos(x->src[0].get())], x->get<int64_t>() / 2) : "");
   }
   r_[i] = fresh("wmma");
-  line(ren_.type_name(u.dtype) + " " + r_[i] + " = " + ren_.render_wmma(u, a, raw, packed, pre_) + ";");
+  line(ren_.type_name(u.dtype) + " " + r_[i] + " = " + matrix(i).wmma(u, a, raw, packed, pre_) + ";");
 }
 
 void CStyleWalk::wgmma(size_t i, const UOp& u) {
@@ -303,11 +279,11 @@ void CStyleWalk::wgmma(size_t i, const UOp& u) {
     a.push_back(k == 1 || k == 3 ? CStyleRenderer::strip_parens(src(u, k)) : src(u, k));
   auto in_place = wg_arrays_.wgmma.find(&u);
   r_[i] = in_place == wg_arrays_.wgmma.end() ? fresh("wg") : "wgacc" + std::to_string(in_place->second);
-  std::string stmts = ren_.render_wgmma(u, r_[i], a, in_place != wg_arrays_.wgmma.end(), pre_);
+  std::string stmts = matrix(i).wgmma_step(u, r_[i], a, in_place != wg_arrays_.wgmma.end(), pre_);
   const WgmmaArg arg = WgmmaArg::of(u);
   if (arg.defer) {
     if (block_drains_.empty()) throw Error(where(i) + ": a WGMMA left in flight outside any loop");
-    block_drains_.back() += ren_.render_wgmma_drain(r_[i], arg.n / 2) + "\n";
+    block_drains_.back() += matrix(i).wgmma_drain(r_[i], arg.n / 2) + "\n";
   }
   lines(stmts);
 }
@@ -319,9 +295,9 @@ void CStyleWalk::cp_async(size_t i, const UOp& u) {
   // wgmmas), else a branch around it (the predicated form, an address select per copy, cost the float32 gemm 7%)
   const bool predicated = !is_true(*u.src[4]) && has_wgmma_;
   std::string st =
-      ren_.render_cp_async(src(u, 0), CStyleRenderer::strip_parens(src(u, 1)), src(u, 2),
-                           CStyleRenderer::strip_parens(src(u, 3)), predicated ? src(u, 4) : "",
-                           is_true(*u.src[5]) ? "" : src(u, 5), u.get<int64_t>(), u.src[2]->dtype.base().scalar_type());
+      matrix(i).cp_async(src(u, 0), CStyleRenderer::strip_parens(src(u, 1)), src(u, 2),
+                         CStyleRenderer::strip_parens(src(u, 3)), predicated ? src(u, 4) : "",
+                         is_true(*u.src[5]) ? "" : src(u, 5), u.get<int64_t>(), u.src[2]->dtype.base().scalar_type());
   line(is_true(*u.src[4]) || predicated ? st : "if (" + CStyleRenderer::strip_parens(src(u, 4)) + ") { " + st + " }");
 }
 
@@ -329,13 +305,13 @@ void CStyleWalk::tensor_map(size_t i, const UOp& u) {
   const auto* arg = std::get_if<std::vector<int64_t>>(&u.arg);
   if (!arg || arg->empty()) throw Error(where(i) + ": TENSOR_MAP needs a TensorMapArg, has " + u.arg_repr());
   r_[i] = "tmap" + std::to_string(arg->front());
-  tensor_maps_[arg->front()] = Param{r_[i], u.dtype, false, false, true};  // (verify_program: numbered 0 .. n-1)
+  tensor_map_param(arg->front(), r_[i], u.dtype);  // (verify_program: numbered 0 .. n-1)
 }
 
 void CStyleWalk::bulk_copy(size_t i, const UOp& u) {
   std::vector<std::string> a;
   for (size_t k = 0; k < u.src.size(); k++) a.push_back(CStyleRenderer::strip_parens(src(u, k)));
-  lines(ren_.render_bulk_copy(u, a, pre_));
+  lines(matrix(i).bulk_copy(u, a, pre_));
 }
 
 void CStyleWalk::define_acc(size_t i, const UOp& u) {
@@ -394,15 +370,15 @@ void CStyleWalk::expression(size_t i, const UOp& u) {
   else if (u.op == Ops::BITCAST)
     e = ren_.render_bitcast(u.dtype, u.src.at(0)->dtype, a.at(0), pre_);
   else if (u.op == Ops::VECTORIZE)
-    e = ren_.render_vectorize(u.dtype, a, pre_);
+    e = ren_.render_vectorize(u, a, pre_);
   else if (from == Ops::LDMATRIX)
-    e = ren_.render_ldmatrix_lane(a.at(0), u.get<int64_t>(), u.dtype);
+    e = matrix(i).ldmatrix_lane(a.at(0), u.get<int64_t>(), u.dtype);
   else if (from == Ops::WGMMA)
     e = a.at(0) + "[" + std::to_string(u.get<int64_t>()) + "]";
-  else if (u.op == Ops::GEP && raw16_[i])
-    e = ren_.render_raw16_gep(a.at(0), u.get<int64_t>());
+  else if (u.op == Ops::GEP && raw16_[i] && ren_.matrix_syntax())
+    e = ren_.matrix_syntax()->raw16_lane(a.at(0), u.get<int64_t>());
   else if (u.op == Ops::GEP)
-    e = ren_.render_gep(a.at(0), u.get<int64_t>(), u.src[0]->dtype);
+    e = ren_.render_gep(u, a.at(0), pre_);
   else
     e = ren_.render_alu(u, a, pre_);
   // (a lane of an LDMATRIX is a cheap view of its registers, mostly read as registers by WMMAs)
@@ -415,20 +391,11 @@ void CStyleWalk::expression(size_t i, const UOp& u) {
   line((raw16_[i] ? ren_.buffer_type_name(u.dtype) : ren_.type_name(u.dtype)) + " " + r_[i] + " = " + e + ";");
 }
 
-// Parameters: buffers by position, then variables in order of appearance, then tensor maps by number, then the
-// SPECIALs that are parameters.
 std::string CStyleWalk::finish() {
   if (indent_ != 1)
     throw Error("render " + name_ + ": " + std::to_string(indent_ - 1) + " block(s) left open at the end");
-  for (size_t k = 0; k < bufs_.size(); k++)
-    if (bufs_[k].name.empty())
-      throw Error("render " + name_ + ": no buffer at parameter position " + std::to_string(k));
-  std::vector<Param> params = bufs_;
-  params.insert(params.end(), vars_.begin(), vars_.end());
-  for (auto& entry : tensor_maps_) params.push_back(entry.second);
-  params.insert(params.end(), specials_.begin(), specials_.end());
-  return ren_.prefix(pre_) + ren_.kernel_signature(name_, params, pre_) + " {\n" + ren_.kernel_prologue() + body_ +
-         "}\n" + ren_.epilogue(name_, params);
+  const std::vector<Param> params = this->params();
+  return ren_.prefix(pre_) + ren_.kernel_head(name_, params, pre_) + body_ + "}\n" + ren_.epilogue(name_, params);
 }
 
 }  // namespace tg

@@ -2,7 +2,8 @@
 // The statement walker of CStyleRenderer (private to renderer/): one pass over a linearized kernel that prints a
 // statement per node, after three analyses of the whole list decide how: which pure expressions print inside
 // their single user (inlined), which 16-bit loads stay 16-bit for a tensor core (raw16), and which WGMMA chains
-// update one accumulator array in place (renderer/wgmma_arrays.h). The spellings come from the renderer's hooks.
+// update one accumulator array in place (renderer/wgmma_arrays.h). The spellings come from the renderer's tables
+// and hooks (renderer/cstyle.h), a GPU's matrix units from its MatrixSyntax (renderer/matrix_syntax.h).
 #include <map>
 #include <string>
 #include <unordered_map>
@@ -10,11 +11,12 @@
 #include <vector>
 
 #include "renderer/cstyle.h"
+#include "renderer/program_walk.h"
 #include "renderer/wgmma_arrays.h"
 
 namespace tg {
 
-class CStyleWalk {
+class CStyleWalk : ProgramWalk {
  public:
   CStyleWalk(const CStyleRenderer& ren, const std::string& name, const std::vector<UOpPtr>& uops);
   std::string run();
@@ -23,44 +25,34 @@ class CStyleWalk {
   using Param = CStyleRenderer::Param;
 
   const CStyleRenderer& ren_;
-  const std::string& name_;
-  const std::vector<UOpPtr>& uops_;
-  const size_t n_;
-  std::unordered_map<const UOp*, size_t> pos_;  // node -> its position
 
   // ---- analyses ----
-  std::vector<int> uses_;     // per node: its uses, weighted by how often the user's spelling repeats it
-  std::vector<size_t> user_;  // per node: its last user
-  std::vector<int> depth_;    // per node: the blocks open around it
+  // (ProgramWalk's uses_ are weighted by how often the user's spelling repeats the operand)
+  std::vector<int> depth_;  // per node: the blocks open around it
   std::vector<char> inlined_;
   std::vector<char> raw16_;
   WgmmaArrays wg_arrays_;
   bool has_wgmma_ = false;
-  std::unordered_set<const UOp*> written_;  // buffers some STORE writes
 
-  void index_nodes();
-  void count_uses();
+  void count_depths();
   void choose_inlined();
   void find_raw16();
   void collect_types();
 
   // ---- emission ----
   CStyleRenderer::Prelude pre_;
-  std::vector<Param> bufs_, vars_, specials_;
-  std::map<int64_t, Param> tensor_maps_;  // by number
   std::vector<std::string> r_;  // each node's expression or variable name
-  std::map<std::string, int> counters_;
   std::string body_;
   int64_t shared_end_ = 0;  // bytes of shared memory the DEFINE_LOCALs so far take
   int indent_ = 1;
   std::vector<char> wg_declared_;
   std::vector<std::string> block_drains_;  // per open block: the waits its end owes deferred WGMMAs
 
-  std::string where(size_t i) const;
-  std::string fresh(const std::string& prefix) { return prefix + std::to_string(counters_[prefix]++); }
+  const MatrixSyntax& matrix(size_t i) const;  // the renderer's, for node i (throws where it has none)
+  std::string fresh(const std::string& prefix) { return prefix + std::to_string(next_id(prefix)); }
   void line(const std::string& s) { body_ += std::string(size_t(2 * indent_), ' ') + s + "\n"; }
   void lines(const std::string& stmts);  // statements separated by newlines, each a line
-  const std::string& src(const UOp& u, size_t k) const { return r_[pos_.at(u.src.at(k).get())]; }
+  const std::string& src(const UOp& u, size_t k) const { return r_[pos(u.src.at(k).get())]; }
 
   void emit(size_t i);
   void define_global(size_t i, const UOp& u);

@@ -16,11 +16,13 @@
 #include <string>
 
 #include "renderer/cstyle.h"
+#include "renderer/matrix_syntax.h"
 
 namespace tg {
 
-class CUDARenderer : public CStyleRenderer {
+class CUDARenderer : public CStyleRenderer, private MatrixSyntax {
  public:
+  using Prelude = CStyleRenderer::Prelude;
   // arch: the target, "sm_90" for H100/H200; only used to pick what the source may use.
   explicit CUDARenderer(std::string arch = "sm_90");
   std::string device() const override { return "CUDA"; }
@@ -36,12 +38,12 @@ class CUDARenderer : public CStyleRenderer {
   const std::vector<TensorCore>& tensor_cores() const override { return cuda_tensor_cores(); }
   const std::string& arch() const { return arch_; }
   int64_t shared_memory() const override;  // what a block may opt into on the arch (dynamic shared memory)
-  bool async_copies() const override;                            // sm_80 and later
-  bool wgmma() const override;                                   // sm_90 (compiled as sm_90a); WGMMA=0 turns it off
-  bool tma() const override;                                     // with wgmma; TMA=0 turns it off
+  bool async_copies() const override;      // sm_80 and later
+  bool wgmma() const override;             // sm_90 (compiled as sm_90a); WGMMA=0 turns it off
+  bool tma() const override;               // with wgmma; TMA=0 turns it off
   // sm_90+ (PDL=0 turns it off): programmatic dependent launch. A kernel lets the next one in its stream start
   // (its blocks take free SMs and wait), then waits until the one before it has finished and its writes are
-  // visible, before touching memory (kernel_prologue); launched plainly, both instructions do nothing.
+  // visible, before touching memory (kernel_head); launched plainly, both instructions do nothing.
   bool dependent_launch() const;
   // Whether a rendered kernel waits for its predecessor, so a runtime may launch it as a programmatic dependent.
   static bool waits_for_predecessor(const std::string& src);
@@ -50,44 +52,36 @@ class CUDARenderer : public CStyleRenderer {
 
  protected:
   std::string type_name(DType dt) const override;
-  std::string buffer_type_name(DType dt) const override;
-  std::string math_fn(const char* base, DType dt) const override;
-  std::string helper_qualifier() const override { return "__device__ inline"; }
-  std::string render_alu(const UOp& u, const std::vector<std::string>& operands, Prelude& pre) const override;
   std::string render_cast(DType to, DType from, const std::string& x, Prelude& pre) const override;
   std::string render_bitcast(DType to, DType from, const std::string& x, Prelude& pre) const override;
   std::string render_load(const std::string& buf, const std::string& idx, DType dt, Prelude& pre) const override;
   std::string render_store(const std::string& buf, const std::string& idx, const std::string& value, DType dt,
                            Prelude& pre) const override;
-  std::string render_vectorize(DType dt, const std::vector<std::string>& elems, Prelude& pre) const override;
-  std::string render_gep(const std::string& vec, int64_t i) const override;
-  std::string render_gep(const std::string& vec, int64_t i, DType vec_dtype) const override;
-  std::string render_raw16_gep(const std::string& vec, int64_t i) const override;
-  std::string render_special(const SpecialArg& s) const override;
-  std::string render_barrier() const override { return "__syncthreads();"; }
-  std::string render_wmma(const UOp& u, const std::vector<std::string>& operands, const std::vector<bool>& raw,
-                          const std::vector<std::string>& packed, Prelude& pre) const override;
-  std::string render_wmma_tf32(const TensorCore& tc, const std::vector<std::string>& a, Prelude& pre) const;
   std::string render_define_local(const std::string& name, DType dt, int64_t size, int64_t offset,
                                   Prelude& pre) const override;
-  std::string render_cp_async(const std::string& dst, const std::string& dst_idx, const std::string& src,
-                              const std::string& src_idx, const std::string& gate, const std::string& valid, int64_t n,
-                              DType dt) const override;
-  std::string render_async_commit() const override;
-  std::string render_async_wait(int64_t n) const override;
-  std::string render_ldmatrix(const std::string& name, const std::string& local, const std::string& idx,
-                              const UOp& u) const override;
-  std::string render_wgmma_drain(const std::string& name, int lanes) const override;
-  std::string render_wgmma(const UOp& u, const std::string& name, const std::vector<std::string>& operands, bool in_place,
-                          Prelude& pre) const override;
-  std::string render_bulk_copy(const UOp& u, const std::vector<std::string>& operands, Prelude& pre) const override;
-  std::string render_ldmatrix_lane(const std::string& name, int64_t i, DType dt) const override;
-  std::string render_ldmatrix_reg(const std::string& name, int64_t q) const override;
-  std::string param_decl(const Param& p) const override;
-  std::string kernel_signature(const std::string& name, const std::vector<Param>& params,
-                               const Prelude& pre) const override;
+  // extern "C" __global__, the launch bounds, and the prologue of a dependent launch
+  std::string kernel_head(const std::string& name, const std::vector<Param>& params, const Prelude& pre) const override;
   std::string prefix(const Prelude& pre) const override;
-  std::string kernel_prologue() const override;
+  const MatrixSyntax* matrix_syntax() const override { return this; }
+
+  // ---- MatrixSyntax (renderer/cuda_matrix.cpp): mma.sync, cp.async, ldmatrix, wgmma, TMA ----
+  std::string wmma(const UOp& u, const std::vector<std::string>& operands, const std::vector<bool>& raw,
+                   const std::vector<std::string>& packed, Prelude& pre) const override;
+  std::string wmma_tf32(const TensorCore& tc, const std::vector<std::string>& a, Prelude& pre) const;
+  std::string raw16_lane(const std::string& vec, int64_t i) const override;
+  std::string cp_async(const std::string& dst, const std::string& dst_idx, const std::string& src,
+                       const std::string& src_idx, const std::string& gate, const std::string& valid, int64_t n,
+                       DType dt) const override;
+  std::string async_commit() const override;
+  std::string async_wait(int64_t n) const override;
+  std::string ldmatrix(const std::string& name, const std::string& local, const std::string& idx,
+                       const UOp& u) const override;
+  std::string ldmatrix_lane(const std::string& name, int64_t i, DType dt) const override;
+  std::string ldmatrix_reg(const std::string& name, int64_t q) const override;
+  std::string wgmma_step(const UOp& u, const std::string& name, const std::vector<std::string>& operands, bool in_place,
+                         Prelude& pre) const override;
+  std::string wgmma_drain(const std::string& name, int lanes) const override;
+  std::string bulk_copy(const UOp& u, const std::vector<std::string>& operands, Prelude& pre) const override;
 
  private:
   std::string arch_;

@@ -29,11 +29,7 @@ int LLVMRenderer::threads() const { return ClangRenderer::cpu_threads(); }
 // ---- the walk ----
 
 LLVMWalk::LLVMWalk(const LLVMRenderer& ren, const std::string& name, const std::vector<UOpPtr>& uops)
-    : opaque_(ren.opaque_pointers()), name_(name), uops_(uops) {}
-
-std::string LLVMWalk::where(size_t i) const {
-  return "render " + name_ + ": node " + std::to_string(i) + " (" + op_name(uops_[i]->op) + ")";
-}
+    : ProgramWalk(name, uops), opaque_(ren.opaque_pointers()) {}
 
 std::string LLVMWalk::def(const std::string& prefix, const std::string& rhs) {
   std::string v = fresh(prefix);
@@ -47,21 +43,10 @@ void LLVMWalk::start_block(const std::string& l) {
 }
 
 std::string LLVMWalk::run() {
-  if (!is_identifier(name_)) throw Error("render: kernel name '" + name_ + "' is not an identifier");
-  for (size_t i = 0; i < uops_.size(); i++) {
-    const UOp* u = uops_[i].get();
-    if (!u) throw Error("render " + name_ + ": null node at " + std::to_string(i));
-    for (auto& s : u->src)
-      if (!pos_.count(s.get())) throw Error(where(i) + " uses a source that does not come before it in the list");
-    if (!pos_.emplace(u, i).second) throw Error(where(i) + " is listed twice");
-    if (u->op == Ops::STORE) written_.insert(u->src.at(0).get());
-  }
-  r_.assign(uops_.size(), "");
-  is_acc_.assign(uops_.size(), 0);
-  uses_.assign(uops_.size(), 0);
-  user_.assign(uops_.size(), 0);
-  for (size_t i = 0; i < uops_.size(); i++)
-    for (auto& s : uops_[i]->src) uses_[pos_.at(s.get())]++, user_[pos_.at(s.get())] = i;
+  index_nodes();
+  count_uses();
+  r_.assign(n_, "");
+  is_acc_.assign(n_, 0);
   block_ = "body";
   for (size_t i = 0; i < uops_.size(); i++) emit(i);
   return finish();
@@ -114,19 +99,13 @@ std::string LLVMWalk::operand(const UOp& u, size_t k) {
 
 void LLVMWalk::define_global(size_t i, const UOp& u) {
   if (!u.dtype.ptr) throw Error(where(i) + ": a buffer parameter needs a pointer dtype, got " + u.dtype.repr());
-  const int64_t idx = u.get<int64_t>();
-  if (idx < 0) throw Error(where(i) + ": negative parameter position");
-  r_[i] = "%data" + std::to_string(idx);
-  if (size_t(idx) >= bufs_.size()) bufs_.resize(size_t(idx) + 1);
-  if (!bufs_[size_t(idx)].name.empty()) throw Error(where(i) + ": two buffers at position " + std::to_string(idx));
-  bufs_[size_t(idx)] = Param{r_[i], buffer_type(u.dtype.base().scalar_type()), true, written_.count(&u) > 0};
+  r_[i] = "%data" + std::to_string(u.get<int64_t>());
+  buffer_param(i, u, r_[i]);
 }
 
 void LLVMWalk::define_var(size_t i, const UOp& u) {
-  const auto& nr = u.get<NamedRange>();
-  if (!is_identifier(nr.name)) throw Error(where(i) + ": variable name '" + nr.name + "' is not an identifier");
-  r_[i] = "%" + nr.name;
-  vars_.push_back(Param{r_[i], type(u.dtype), false, false});
+  r_[i] = "%" + u.get<NamedRange>().name;
+  var_param(i, u, r_[i]);
 }
 
 void LLVMWalk::special(size_t i, const UOp& u) {
@@ -135,7 +114,7 @@ void LLVMWalk::special(size_t i, const UOp& u) {
   if (sp->axis != LaunchAxis::CORE)
     throw Error(where(i) + ": SPECIAL " + sp->name() + " (a GPU launch index) on LLVM, which has no launch grid");
   r_[i] = "%" + sp->name();
-  specials_.push_back(Param{r_[i], type(u.dtype), false, false});
+  core_param(r_[i], u.dtype);
 }
 
 // ---- blocks ----
@@ -288,17 +267,12 @@ void LLVMWalk::prefetch(size_t i, const UOp& u) {
 std::string LLVMWalk::finish() {
   if (!open_.empty())
     throw Error("render " + name_ + ": " + std::to_string(open_.size()) + " block(s) left open at the end");
-  for (size_t k = 0; k < bufs_.size(); k++)
-    if (bufs_[k].name.empty())
-      throw Error("render " + name_ + ": no buffer at parameter position " + std::to_string(k));
-  std::vector<Param> params = bufs_;
-  params.insert(params.end(), vars_.begin(), vars_.end());
-  params.insert(params.end(), specials_.begin(), specials_.end());
+  const std::vector<KernelParam> params = this->params();
   std::string sig;
-  for (const Param& p : params) {
+  for (const KernelParam& p : params) {
     if (!sig.empty()) sig += ", ";
-    sig += p.buffer ? ptr(p.type) + " noalias nocapture" + (p.written ? "" : " readonly") + " " + p.name
-                    : p.type + " " + p.name;
+    sig += p.is_buffer ? ptr(param_type(p)) + " noalias nocapture" + (p.written ? "" : " readonly") + " " + p.name
+                       : param_type(p) + " " + p.name;
   }
   std::string s = "; kernel " + name_ + "\n";
   for (const std::string& d : declares_) s += d + "\n";
@@ -308,28 +282,32 @@ std::string LLVMWalk::finish() {
   return s + entry_function(params) + "\nattributes #0 = { nounwind }\nattributes #1 = { alwaysinline nounwind }\n";
 }
 
-std::string LLVMWalk::entry_function(const std::vector<Param>& params) const {
+std::string LLVMWalk::param_type(const KernelParam& p) const {
+  return p.is_buffer ? buffer_type(p.dtype.base().scalar_type()) : type(p.dtype);
+}
+
+std::string LLVMWalk::entry_function(const std::vector<KernelParam>& params) const {
   const std::string i8p = ptr("i8"), i8pp = opaque_ ? "ptr" : "i8**", i64p = ptr("i64");
   std::string s = "define void @" + name_ + "_entry(" + i8pp + " %bufs, " + i64p + " %vars) #0 {\n", args;
   int b = 0, v = 0;
-  for (const Param& p : params) {
-    const std::string n = std::to_string(p.buffer ? b : v), a = (p.buffer ? "%b" : "%v") + n;
-    if (p.buffer) {
+  for (const KernelParam& p : params) {
+    const std::string n = std::to_string(p.is_buffer ? b : v), a = (p.is_buffer ? "%b" : "%v") + n, T = param_type(p);
+    if (p.is_buffer) {
       s += "  " + a + ".p = getelementptr inbounds " + i8p + ", " + i8pp + " %bufs, i64 " + n + "\n";
       s += "  " + a + ".raw = load " + i8p + ", " + i8pp + " " + a + ".p\n";
       if (opaque_)
         s += "  " + a + " = getelementptr i8, ptr " + a + ".raw, i64 0\n";
       else
-        s += "  " + a + " = bitcast i8* " + a + ".raw to " + ptr(p.type) + "\n";
+        s += "  " + a + " = bitcast i8* " + a + ".raw to " + ptr(T) + "\n";
       b++;
     } else {
       s += "  " + a + ".p = getelementptr inbounds i64, " + i64p + " %vars, i64 " + n + "\n";
       s += "  " + a + ".raw = load i64, " + i64p + " " + a + ".p\n";
-      s += "  " + a + " = " + (p.type == "i64" ? "add i64 0, " + a + ".raw" : "trunc i64 " + a + ".raw to " + p.type) +
+      s += "  " + a + " = " + (T == "i64" ? "add i64 0, " + a + ".raw" : "trunc i64 " + a + ".raw to " + T) +
            "\n";
       v++;
     }
-    args += (args.empty() ? "" : ", ") + (p.buffer ? ptr(p.type) : p.type) + " " + a;
+    args += (args.empty() ? "" : ", ") + (p.is_buffer ? ptr(T) : T) + " " + a;
   }
   return s + "  call void @" + name_ + "(" + args + ")\n  ret void\n}\n";
 }

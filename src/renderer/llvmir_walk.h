@@ -13,28 +13,22 @@
 #include <vector>
 
 #include "renderer/llvmir.h"
+#include "renderer/program_walk.h"
 
 namespace tg {
 
-class LLVMWalk {
+class LLVMWalk : ProgramWalk {
  public:
   LLVMWalk(const LLVMRenderer& ren, const std::string& name, const std::vector<UOpPtr>& uops);
   std::string run();
 
  private:
-  const bool opaque_;  // LLVM >= 15 pointers ("ptr")
-  const std::string& name_;
-  const std::vector<UOpPtr>& uops_;
-  std::unordered_map<const UOp*, size_t> pos_;
-  std::vector<std::string> r_;    // each node's operand text (an accumulator's: its alloca)
-  std::vector<char> is_acc_;      // node reads an accumulator (DEFINE_ACC, ASSIGN)
-  std::vector<int> uses_;         // per node: how many sources name it
-  std::vector<size_t> user_;      // per node: its last user
+  const bool opaque_;           // LLVM >= 15 pointers ("ptr")
+  std::vector<std::string> r_;  // each node's operand text (an accumulator's: its alloca)
+  std::vector<char> is_acc_;    // node reads an accumulator (DEFINE_ACC, ASSIGN)
   // A float product whose one user is a sum is not emitted where it stands: the sum becomes llvm.fmuladd of its
   // operands (rendered here, where the product stood), as C contracts `acc + a*b` within one expression.
   std::unordered_map<size_t, std::pair<std::string, std::string>> deferred_mul_;
-  std::set<const UOp*> written_;  // buffers some STORE writes
-  std::map<std::string, int> counters_;
   std::string body_, allocas_;
   std::set<std::string> declares_;  // intrinsics and support functions the body calls
   std::set<std::string> helpers_;   // names of the internal helper functions the body calls
@@ -44,16 +38,10 @@ class LLVMWalk {
     std::string label;
   };
   std::vector<Open> open_;
-  struct Param {
-    std::string name, type;
-    bool buffer, written;
-  };
-  std::vector<Param> bufs_, vars_, specials_;
 
   // ---- llvmir.cpp: the kernel's shape ----
-  std::string where(size_t i) const;
-  std::string fresh(const std::string& prefix) { return "%" + prefix + std::to_string(counters_[prefix]++); }
-  std::string label(const std::string& prefix) { return prefix + std::to_string(counters_[prefix]++); }
+  std::string fresh(const std::string& prefix) { return "%" + prefix + std::to_string(next_id(prefix)); }
+  std::string label(const std::string& prefix) { return prefix + std::to_string(next_id(prefix)); }
   void ins(const std::string& s) { body_ += "  " + s + "\n"; }
   // `%name = <rhs>`, with a fresh name of `prefix`; returns the name.
   std::string def(const std::string& prefix, const std::string& rhs);
@@ -71,7 +59,8 @@ class LLVMWalk {
   void store(size_t i, const UOp& u);
   void prefetch(size_t i, const UOp& u);
   std::string finish();
-  std::string entry_function(const std::vector<Param>& params) const;
+  std::string entry_function(const std::vector<KernelParam>& params) const;
+  std::string param_type(const KernelParam& p) const;  // a buffer's element type, or a variable's type
   // The value of source k of u here: an accumulator is loaded now.
   std::string operand(const UOp& u, size_t k);
   // &buf[idx] as a pointer to `elem` (a vector type for vector accesses).

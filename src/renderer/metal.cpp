@@ -46,9 +46,32 @@ std::string round16(DType dt, const std::string& e) {
 }  // namespace
 
 // Metal compiles with fast math unless told otherwise; metal::precise has the IEEE-accurate functions.
-std::string MetalRenderer::math_fn(const char* base, DType) const {
-  std::string b = base;
-  return "precise::" + (b.rfind("__builtin_", 0) == 0 ? b.substr(10) : b);
+MetalRenderer::MetalRenderer()
+    : CStyleRenderer(Dialect{.helper_qualifier = "inline",
+                             .int64_suffix = "L",  // (long is 64 bits in Metal)
+                             .math_prefix = "precise::",
+                             .math_float_suffix = false,
+                             .launch_index = {"(int)tg_gid.%", "(int)tg_lid.%", "(int)tg_tid.%"},
+                             .barrier = "threadgroup_barrier(mem_flags::mem_threadgroup);",
+                             .lane_prefix = ".",
+                             .lane_names = "xyzw",
+                             .vector_open = "",
+                             .vector_mid = "(",
+                             .vector_close = ")",
+                             .strip_vector_elems = true,
+                             .buffer_types = gpu_buffer_types()}) {
+  // a*b+c and float IDIV in float, rounded once to float (see metal.h)
+  rules_[int(Ops::MULACC)] = [](const UOp& u, const std::vector<std::string>& a,
+                                Prelude&) -> std::optional<std::string> {
+    if (u.dtype.count != 1 || !u.dtype.is_float()) return std::nullopt;
+    std::string e = "fma(" + a[0] + ", " + a[1] + ", " + a[2] + ")";
+    return is_16bit_float(u.dtype) ? round16(u.dtype, e) : e;
+  };
+  rules_[int(Ops::IDIV)] = [](const UOp& u, const std::vector<std::string>& a, Prelude&) -> std::optional<std::string> {
+    if (u.dtype.count != 1 || !u.dtype.is_float()) return std::nullopt;
+    std::string e = "trunc(" + a[0] + "/" + a[1] + ")";
+    return is_16bit_float(u.dtype) ? round16(u.dtype, e) : e;
+  };
 }
 
 std::string MetalRenderer::type_name(DType dt) const {
@@ -59,21 +82,6 @@ std::string MetalRenderer::type_name(DType dt) const {
     return "float" + std::to_string(dt.count);
   }
   return gpu_scalar_name(dt);
-}
-
-std::string MetalRenderer::render_alu(const UOp& u, const std::vector<std::string>& a, Prelude& pre) const {
-  DType dt = u.dtype;
-  if (u.op == Ops::MULACC && dt.count == 1 && dt.is_float()) {  // one rounding to float (see metal.h)
-    std::string e = "fma(" + a[0] + ", " + a[1] + ", " + a[2] + ")";
-    return is_16bit_float(dt) ? round16(dt, e) : e;
-  }
-  if (u.op == Ops::IDIV && dt.count == 1 && dt.is_float()) {
-    std::string e = "trunc(" + a[0] + "/" + a[1] + ")";
-    return is_16bit_float(dt) ? round16(dt, e) : e;
-  }
-  std::string e = CStyleRenderer::render_alu(u, a, pre);
-  if (is_16bit_float(dt) && rounds_16bit(u.op)) return round16(dt, strip_parens(e));
-  return e;
 }
 
 std::string MetalRenderer::render_cast(DType to, DType from, const std::string& x, Prelude& pre) const {
@@ -124,31 +132,13 @@ std::string MetalRenderer::render_store(const std::string& buf, const std::strin
   return CStyleRenderer::render_store(buf, idx, value, dt, pre);
 }
 
-std::string MetalRenderer::render_vectorize(DType dt, const std::vector<std::string>& elems, Prelude&) const {
-  std::string s = type_name(dt) + "(";
-  for (size_t i = 0; i < elems.size(); i++) s += (i ? "," : "") + strip_parens(elems[i]);
-  return s + ")";
-}
-
-std::string MetalRenderer::render_gep(const std::string& vec, int64_t i) const {
-  if (i < 0 || i > 3) throw Error("render: METAL vector lane " + std::to_string(i) + " (vectors have x, y, z, w)");
-  return vec + "." + "xyzw"[i];
-}
-
-std::string MetalRenderer::render_special(const SpecialArg& s) const {
-  if (s.dim < 0 || s.dim > 2 || s.axis == LaunchAxis::CORE)
-    throw Error("render: METAL SPECIAL " + s.name() + " (expected a group, local or global index along x, y or z)");
-  const char* id = s.axis == LaunchAxis::GROUP ? "tg_gid" : s.axis == LaunchAxis::LOCAL ? "tg_lid" : "tg_tid";
-  return "(int)" + std::string(id) + "." + "xyz"[s.dim];
-}
-
 std::string MetalRenderer::render_define_local(const std::string& name, DType dt, int64_t size, int64_t,
                                                Prelude&) const {
   return "threadgroup " + buffer_type_name(dt) + " " + name + "[" + std::to_string(size) + "]";
 }
 
-std::string MetalRenderer::kernel_signature(const std::string& name, const std::vector<Param>& params,
-                                            const Prelude&) const {
+std::string MetalRenderer::kernel_head(const std::string& name, const std::vector<Param>& params,
+                                       const Prelude&) const {
   std::string s = "kernel void " + name + "(";
   for (size_t i = 0; i < params.size(); i++) {
     const Param& p = params[i];
@@ -162,7 +152,7 @@ std::string MetalRenderer::kernel_signature(const std::string& name, const std::
   }
   return s +
          "uint3 tg_gid [[threadgroup_position_in_grid]], uint3 tg_lid [[thread_position_in_threadgroup]], "
-         "uint3 tg_tid [[thread_position_in_grid]])";
+         "uint3 tg_tid [[thread_position_in_grid]]) {\n";
 }
 
 std::string MetalRenderer::prefix(const Prelude& pre) const {

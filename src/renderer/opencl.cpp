@@ -59,6 +59,37 @@ std::string round16_from_double(DType dt, const std::string& e) {
 
 }  // namespace
 
+OpenCLRenderer::OpenCLRenderer(Limits limits)
+    : CStyleRenderer(Dialect{.kernel_prefix = "__kernel ",
+                             .buffer_qualifier = "__global ",
+                             .helper_qualifier = "inline",
+                             .int64_suffix = "L",
+                             .math_prefix = "",  // (overloaded by type)
+                             .math_float_suffix = false,
+                             .launch_index = {"((int)get_group_id(%))", "((int)get_local_id(%))", "((int)get_global_id(%))"},
+                             .launch_dims = "012",
+                             .barrier = "barrier(CLK_LOCAL_MEM_FENCE);",
+                             .lane_prefix = ".s",
+                             .lane_names = "0123456789abcdef",
+                             .vector_mid = ")(",
+                             .vector_close = "))",
+                             .strip_vector_elems = true,
+                             .buffer_types = gpu_buffer_types()}),
+      limits_(limits) {
+  // MULACC: exec_alu rounds a*b+c once from double (the product of two floats is exact there).
+  rules_[int(Ops::MULACC)] = [](const UOp& u, const std::vector<std::string>& a, Prelude&) -> std::optional<std::string> {
+    const DType dt = u.dtype;
+    if (dt.count != 1 || !dt.is_float() || dt.scalar == Scalar::Float64) return std::nullopt;
+    std::string e = "(((double)" + a[0] + "*" + a[1] + ")+" + a[2] + ")";
+    return is_16bit_float(dt) ? round16_from_double(dt, e) : "((float)" + e + ")";
+  };
+  // IDIV of 16-bit floats: the integer trunc((double)a/b) may be past 2^24, so it rounds once, from double.
+  rules_[int(Ops::IDIV)] = [](const UOp& u, const std::vector<std::string>& a, Prelude&) -> std::optional<std::string> {
+    if (u.dtype.count != 1 || !is_16bit_float(u.dtype)) return std::nullopt;
+    return round16_from_double(u.dtype, "trunc((double)" + a[0] + "/" + a[1] + ")");
+  };
+}
+
 // Division and square root correctly rounded (OpenCL allows 2.5 and 3 ulp otherwise), as exec_alu computes them;
 // no warnings (PoCL prints its compiler's to stderr; generated code is checked by tests, not by warnings).
 const char* OpenCLRenderer::build_options() { return "-cl-std=CL1.2 -cl-fp32-correctly-rounded-divide-sqrt -w"; }
@@ -69,11 +100,6 @@ bool OpenCLRenderer::vectorizes(Ops op, DType scalar) const {
   return (scalar == dtypes::float32 || scalar == dtypes::float16) && (op == Ops::LOAD || op == Ops::STORE);
 }
 
-std::string OpenCLRenderer::math_fn(const char* base, DType) const {
-  std::string b = base;
-  return b.rfind("__builtin_", 0) == 0 ? b.substr(10) : b;  // OpenCL's math functions are overloaded by type
-}
-
 std::string OpenCLRenderer::type_name(DType dt) const {
   if (dt.count > 1) {
     if (dt.scalar == Scalar::Float16 || dt.scalar == Scalar::Float32) return "float" + std::to_string(dt.count);
@@ -82,21 +108,6 @@ std::string OpenCLRenderer::type_name(DType dt) const {
     return CStyleRenderer::type_name(dt);  // int4, uchar16 ... (OpenCL's own names)
   }
   return gpu_scalar_name(dt);
-}
-
-std::string OpenCLRenderer::render_alu(const UOp& u, const std::vector<std::string>& a, Prelude& pre) const {
-  DType dt = u.dtype;
-  // MULACC: exec_alu rounds a*b+c once from double (the product of two floats is exact there).
-  if (u.op == Ops::MULACC && dt.count == 1 && dt.is_float() && dt.scalar != Scalar::Float64) {
-    std::string e = "(((double)" + a[0] + "*" + a[1] + ")+" + a[2] + ")";
-    return is_16bit_float(dt) ? round16_from_double(dt, e) : "((float)" + e + ")";
-  }
-  // IDIV of 16-bit floats: the integer trunc((double)a/b) may be past 2^24, so it rounds once, from double.
-  if (u.op == Ops::IDIV && dt.count == 1 && is_16bit_float(dt))
-    return round16_from_double(dt, "trunc((double)" + a[0] + "/" + a[1] + ")");
-  std::string e = CStyleRenderer::render_alu(u, a, pre);
-  if (is_16bit_float(dt) && rounds_16bit(u.op)) return round16(dt, strip_parens(e));
-  return e;
 }
 
 std::string OpenCLRenderer::render_cast(DType to, DType from, const std::string& x, Prelude& pre) const {
@@ -142,27 +153,6 @@ std::string OpenCLRenderer::render_store(const std::string& buf, const std::stri
   return CStyleRenderer::render_store(buf, idx, value, dt, pre);
 }
 
-std::string OpenCLRenderer::render_vectorize(DType dt, const std::vector<std::string>& elems, Prelude&) const {
-  std::string s = "((" + type_name(dt) + ")(";
-  for (size_t i = 0; i < elems.size(); i++) s += (i ? "," : "") + strip_parens(elems[i]);
-  return s + "))";
-}
-
-std::string OpenCLRenderer::render_gep(const std::string& vec, int64_t i) const {
-  if (i < 0 || i > 15) throw Error("render: CL vector lane " + std::to_string(i) + " (OpenCL vectors have 16 at most)");
-  return vec + ".s" + "0123456789abcdef"[i];
-}
-
-// size_t ids cast to int: index math mixes them with negative ints, which unsigned arithmetic would wrap.
-std::string OpenCLRenderer::render_special(const SpecialArg& s) const {
-  if (s.dim < 0 || s.dim > 2 || s.axis == LaunchAxis::CORE)
-    throw Error("render: CL SPECIAL " + s.name() + " (expected a group, local or global index along 0, 1 or 2)");
-  const char* fn = s.axis == LaunchAxis::GROUP   ? "get_group_id"
-                   : s.axis == LaunchAxis::LOCAL ? "get_local_id"
-                                                 : "get_global_id";
-  return "((int)" + std::string(fn) + "(" + std::to_string(s.dim) + "))";
-}
-
 // A __local array of half needs cl_khr_fp16 (a pointer to half does not): float16 locals are ushort bits seen
 // through a half pointer, as a buffer is.
 std::string OpenCLRenderer::render_define_local(const std::string& name, DType dt, int64_t size, int64_t,
@@ -171,20 +161,6 @@ std::string OpenCLRenderer::render_define_local(const std::string& name, DType d
   if (is_half(dt))
     return "__local ushort " + name + "_bits" + n + "; __local half* " + name + " = (__local half*)" + name + "_bits";
   return "__local " + buffer_type_name(dt) + " " + name + n;
-}
-
-std::string OpenCLRenderer::param_decl(const Param& p) const {
-  if (p.is_tensor_map) throw Error("render: CL kernel parameter " + p.name + " is a tensor map (CUDA only)");
-  if (!p.is_buffer) return type_name(p.dtype) + " " + p.name;
-  return "__global " + std::string(p.written ? "" : "const ") + buffer_type_name(p.dtype.base().scalar_type()) +
-         "* restrict " + p.name;
-}
-
-std::string OpenCLRenderer::kernel_signature(const std::string& name, const std::vector<Param>& params,
-                                             const Prelude&) const {
-  std::string s = "__kernel void " + name + "(";
-  for (size_t i = 0; i < params.size(); i++) s += (i ? ", " : "") + param_decl(params[i]);
-  return s + ")";
 }
 
 // No contraction of a*b+c into one fma (exec_alu rounds both), doubles for the conversions that round once

@@ -31,7 +31,7 @@ class OpenCLRenderer : public CStyleRenderer {
     int64_t local_mem_bytes = 0;        // CL_DEVICE_LOCAL_MEM_SIZE
   };
   OpenCLRenderer() : OpenCLRenderer(Limits{}) {}
-  explicit OpenCLRenderer(Limits limits) : limits_(limits) {}
+  explicit OpenCLRenderer(Limits limits);
   std::string device() const override { return "CL"; }
   bool has_local() const override { return true; }
   int64_t max_local_size() const override { return limits_.max_work_group_size; }
@@ -45,25 +45,13 @@ class OpenCLRenderer : public CStyleRenderer {
 
  protected:
   std::string type_name(DType dt) const override;
-  std::string buffer_type_name(DType dt) const override { return gpu_buffer_type_name(dt); }
-  std::string math_fn(const char* base, DType dt) const override;
-  std::string helper_qualifier() const override { return "inline"; }
-  std::string int64_suffix() const override { return "L"; }
-  std::string render_alu(const UOp& u, const std::vector<std::string>& operands, Prelude& pre) const override;
   std::string render_cast(DType to, DType from, const std::string& x, Prelude& pre) const override;
   std::string render_bitcast(DType to, DType from, const std::string& x, Prelude& pre) const override;
   std::string render_load(const std::string& buf, const std::string& idx, DType dt, Prelude& pre) const override;
   std::string render_store(const std::string& buf, const std::string& idx, const std::string& value, DType dt,
                            Prelude& pre) const override;
-  std::string render_vectorize(DType dt, const std::vector<std::string>& elems, Prelude& pre) const override;
-  std::string render_gep(const std::string& vec, int64_t i) const override;
-  std::string render_special(const SpecialArg& s) const override;
-  std::string render_barrier() const override { return "barrier(CLK_LOCAL_MEM_FENCE);"; }
   std::string render_define_local(const std::string& name, DType dt, int64_t size, int64_t offset,
                                   Prelude& pre) const override;
-  std::string param_decl(const Param& p) const override;
-  std::string kernel_signature(const std::string& name, const std::vector<Param>& params,
-                               const Prelude& pre) const override;
   std::string prefix(const Prelude& pre) const override;
 
  private:
