@@ -27,10 +27,7 @@ Parts parts_of(const UOpPtr& m) {
 }
 
 UOpPtr make_multi(const UOpPtr& device, int64_t axis, const std::vector<UOpPtr>& parts) {
-  if (parts.empty()) throw Error("MULTI over " + device->get<std::string>() + ": no parts");
-  std::vector<UOpPtr> src{device};
-  src.insert(src.end(), parts.begin(), parts.end());
-  return UOp::make(Ops::MULTI, parts.at(0)->dtype, std::move(src), axis);
+  return multi_uop(device->get<std::string>(), axis, parts);
 }
 
 UOpPtr device_node(const std::string& d) { return UOp::make(Ops::DEVICE, dtypes::void_, {}, d); }
@@ -419,10 +416,6 @@ const TypedMatcher<MultiCtx>& multi_rules() {
 }
 
 }  // namespace
-
-UOpPtr multi_uop(const std::string& devices, int64_t axis, const std::vector<UOpPtr>& parts) {
-  return make_multi(device_node(devices), axis, parts);
-}
 
 UOpPtr lower_multi_sink(const UOpPtr& sink, const CollectiveSupport& collective) {
   MultiCtx ctx{&collective};

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "uop/device_set.h"
 #include "uop/uop.h"
 
 namespace tg {
@@ -36,8 +37,6 @@ class MultiLowered {
   std::vector<Root> roots_;
 };
 
-// MULTI(DEVICE `devices`, parts...) with `axis` (-1: replicated): the one way a spread value is spelled.
-UOpPtr multi_uop(const std::string& devices, int64_t axis, const std::vector<UOpPtr>& parts);
 
 // Runs the pass over the roots' graphs (any root may be plain: it is passed through).
 MultiLowered lower_multi(const std::vector<UOpPtr>& roots, const CollectiveSupport& collective = nullptr);

@@ -18,11 +18,9 @@
 // rounded up to whole 128-row tiles; the flat input has zero rows past its end for the taps of the last rows.
 #include "tensor/conv_flat.h"
 
-#include "uop/device_set.h"
-
-#include "codegen/kernel.h"
-#include "runtime/device.h"
+#include "engine/device_facts.h"
 #include "tg/context.h"
+#include "uop/device_set.h"
 
 namespace tg {
 namespace {
@@ -35,17 +33,6 @@ constexpr double kMaxWaste = 1.5;               // computed outputs / kept outpu
 constexpr int64_t kRowTile = 128;               // P rounds up to this (the tensor-core kernels' M tile)
 
 int64_t round_up(int64_t a, int64_t b) { return (a + b - 1) / b * b; }
-
-// The device has a tensor core for x's dtype that the kernels may use and stages operands through shared memory.
-// (float32's tf32 cores only under ALLOW_TF32: without them the flat conv ran beautiful_mnist's float32 convs on
-// the H200 at 2x the generic conv's time forward, 35x for the input gradient's transposed conv.)
-bool has_tensor_cores(const Tensor& x) {
-  const Renderer& r = get_device(x.device()).renderer();
-  if (!r.async_copies()) return false;
-  for (const TensorCore& tc : r.tensor_cores())
-    if (tc.in == x.dtype() && (!tc.tf32() || allow_tf32())) return true;
-  return false;
-}
 
 }  // namespace
 
@@ -63,7 +50,7 @@ std::optional<Tensor> flat_window_conv2d(const Tensor& x, const Tensor& w, const
   const int64_t hp = xs[2] + pads[0].first + pads[0].second, wp = xs[3] + pads[1].first + pads[1].second;
   const int64_t ho = hp - kh + 1, wo = wp - kw + 1;
   // 16-byte pixels and whole 8-column tensor-core tiles of output channels
-  if (c % 8 != 0 || o % 8 != 0 || ho <= 0 || wo <= 0 || !has_tensor_cores(x)) return std::nullopt;
+  if (c % 8 != 0 || o % 8 != 0 || ho <= 0 || wo <= 0 || !has_staged_tensor_cores(x.device(), x.dtype())) return std::nullopt;
   // It does not pay where a gradient flows back through it: it has no hand-written gradient (tensor/conv_grad.cpp),
   // and differentiated op by op its overlapping window view is a scatter over the taps (beautiful_mnist's second
   // conv on an H200: the weight's gradient took 59.7 ms through the window, 6.1 ms through the generic conv).

@@ -1,6 +1,6 @@
 // Tensors over several devices (Tensor::shard): a MULTI node over one part per device, lowered per device when
 // realized (schedule/multi.h).
-#include "schedule/multi.h"
+#include "engine/device_facts.h"
 #include "tensor/tensor_internal.h"
 #include "tg/error.h"
 #include "uop/device_set.h"
@@ -56,9 +56,7 @@ std::vector<std::string> Tensor::devices() const { return device_set_members(dev
 
 std::optional<int64_t> Tensor::shard_axis() const {
   if (!is_device_set(device())) return std::nullopt;
-  UOpPtr u = uop();
-  if (u->op != Ops::MULTI) u = lower_multi_sink(UOp::make(Ops::SINK, dtypes::void_, {u}))->src.at(0);
-  const int64_t axis = u->op == Ops::MULTI ? u->get<int64_t>() : -1;
+  const int64_t axis = shard_axis_of(uop());
   return axis < 0 ? std::nullopt : std::optional<int64_t>(axis);
 }
 

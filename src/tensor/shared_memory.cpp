@@ -4,8 +4,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "runtime/device.h"
 #include "engine/buffers.h"
+#include "engine/device_facts.h"
 #include "tensor/tensor_internal.h"
 
 namespace tg {
@@ -18,7 +18,7 @@ bool is_strided_buffer_view(const UOpPtr& u) {
 }
 
 SharedMemory shareable_memory(const char* op, const std::string& device) {
-  std::optional<SharedMemory> where = shared_memory_of(device);
+  std::optional<SharedMemory> where = device_shared_memory(device);
   if (!where)
     throw Error(std::string(op) + ": tensors on " + device +
                 " cannot share memory with other code (its buffers are its own); move the tensor to CPU first");
@@ -45,7 +45,7 @@ MemoryView Tensor::memory() {
   const View& v = u->get<ShapeTracker>().views[0];
   auto* base = static_cast<char*>(buf->ensure_allocated());
   // Another library may read it on another stream or thread: finish what is queued on the device first.
-  if (!where.host()) get_device(buf->device()).synchronize();
+  if (!where.host()) synchronize_device(buf->device());
   MemoryView m;
   m.data = numel() == 0 ? base : base + v.offset * dtype().itemsize();
   m.dtype = dtype();

@@ -10,7 +10,6 @@
 #include "engine/realize.h"
 #include "uop/device_set.h"
 #include "engine/buffers.h"
-#include "schedule/multi.h"
 #include "tensor/tensor_internal.h"
 #include "uop/exec_alu.h"
 

@@ -1,5 +1,7 @@
 #include "uop/device_set.h"
 
+#include "tg/error.h"
+
 namespace tg {
 
 std::vector<std::string> device_set_members(const std::string& device) {
@@ -27,6 +29,13 @@ std::string device_set_name(const std::vector<std::string>& devices) {
   std::string s = "(";
   for (size_t i = 0; i < devices.size(); i++) s += (i ? ", " : "") + devices[i];
   return s + ")";
+}
+
+UOpPtr multi_uop(const std::string& devices, int64_t axis, const std::vector<UOpPtr>& parts) {
+  if (parts.empty()) throw Error("MULTI over " + devices + ": no parts");
+  std::vector<UOpPtr> src{UOp::make(Ops::DEVICE, dtypes::void_, {}, devices)};
+  src.insert(src.end(), parts.begin(), parts.end());
+  return UOp::make(Ops::MULTI, parts[0]->dtype, std::move(src), axis);
 }
 
 }  // namespace tg

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "uop/uop.h"
+
 namespace tg {
 
 inline bool is_device_set(const std::string& device) { return !device.empty() && device.front() == '('; }
@@ -12,5 +14,9 @@ inline bool is_device_set(const std::string& device) { return !device.empty() &&
 std::vector<std::string> device_set_members(const std::string& device);
 // {"CPU", "CPU:1"} -> "(CPU, CPU:1)"
 std::string device_set_name(const std::vector<std::string>& devices);
+
+// MULTI(DEVICE `devices`, parts...) with `axis` (-1: replicated): the one way a spread value is spelled (the multi
+// pass, schedule/multi.h, lowers it to one graph per device).
+UOpPtr multi_uop(const std::string& devices, int64_t axis, const std::vector<UOpPtr>& parts);
 
 }  // namespace tg

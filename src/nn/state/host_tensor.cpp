@@ -4,8 +4,8 @@
 
 #include <cstring>
 
-#include "runtime/device.h"
 #include "engine/buffers.h"
+#include "engine/device_facts.h"
 #include "tensor/tensor_internal.h"
 
 namespace tg::nn::state {
@@ -24,7 +24,7 @@ Tensor file_tensor(const void* data, DType dtype, const Shape& shape, std::share
   // On a device whose memory is host memory (CPU) the kernels read the mapping in place: no copy, no page of
   // anonymous memory per 4 KiB loaded (SmolLM2's 96 MB took 190 ms that way); the first write copies
   // (Buffer::read_only_view). Elements at a misaligned address are copied as before.
-  if (device != "HOST" && shared_memory_of(device).value_or(SharedMemory{0, 0}).host() &&
+  if (device != "HOST" && device_shared_memory(device).value_or(SharedMemory{0, 0}).host() &&
       reinterpret_cast<uintptr_t>(data) % uintptr_t(dtype.itemsize()) == 0) {
     auto buf = new_read_only_buffer_uop(device, tg::prod(shape), dtype, data, std::move(owner));
     return Tensor(make_view(buf, ShapeTracker::from_shape(shape)), device);
