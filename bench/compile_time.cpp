@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "codegen/kernel.h"
+#include "codegen/opt/heuristic.h"
 #include "codegen/linearize.h"
 #include "codegen/lowerer.h"
 #include "runtime/device.h"
@@ -53,7 +54,7 @@ std::vector<Source> render_all(const std::vector<tg::UOpPtr>& asts, tg::Device& 
   std::vector<Source> out;
   for (const auto& ast : asts) {
     tg::Kernel k(ast, dev.renderer());
-    k.hand_coded_optimizations();
+    hand_coded_optimizations(k);
     Source s;
     s.name = k.name();
     s.spec.name = s.name;

@@ -80,6 +80,12 @@ class Kernel {
   int64_t stride_of(size_t i, int d) const;
   // The tracker index (into sts()) of one of the AST's VIEW nodes; sts().size() when it is not one.
   size_t view_index(const UOp* view) const;
+  // The AST's VIEW nodes, parallel to sts() (the output's first), and whether view i is a LOAD's (not the store's
+  // or a CONST's).
+  const std::vector<const UOp*>& views() const { return views_; }
+  bool is_load(size_t i) const { return is_load_.at(i); }
+  // Whether some load does not move along output dim d (a matmul's B along M): upcasting d shares that load.
+  bool is_expanded_in_some_load(int d) const;
   // Product of the UNROLL/UPCAST dims: how many copies of the body the lowerer writes (before vectors).
   int64_t upcast_size() const;
   int64_t max_upcast() const;
@@ -98,11 +104,6 @@ class Kernel {
     for (auto& o : opts) apply_opt(o);
   }
 
-  // Default heuristics (skipped under NOOPT=1): vectorize the contiguous output dim, upcast dims that are
-  // expanded in some input (a register tile for matmul-like kernels), unroll the reduce, thread the outer
-  // dim. They depend on the kernel and the host CPU only (never on the renderer, except for THREAD), so the
-  // CPU and the interpreter get the same arithmetic.
-  void hand_coded_optimizations();
   // The AST with every VIEW replaced by this kernel's (reshaped) tracker and the reduce axes renumbered
   // (all REDUCE and UNROLL dims).
   UOpPtr optimized_ast() const;
@@ -145,35 +146,6 @@ class Kernel {
   // the kernel is compiled); the padding's mask ends at the symbolic size, so its threads neither read nor write.
   // Then opts may split it like any other dim.
   void pad_symbolic_outputs();
-  bool is_expanded_in_some_load(int d) const;
-  bool tile_shares_loads(int d) const;  // codegen/opt/heuristic.cpp
-  bool loads_stream_along_reduce(int vdim) const;  // codegen/opt/heuristic.cpp
-  bool masks_along(int d) const;                   // codegen/opt/heuristic.cpp
-  int64_t streamed_itemsize() const;               // codegen/opt/heuristic.cpp
-  std::unordered_map<const UOp*, int64_t> load_itemsizes() const;  // codegen/opt/heuristic.cpp
-  int64_t bytes_loaded() const;                    // codegen/opt/heuristic.cpp
-  bool splits_across_threads() const;              // codegen/opt/heuristic.cpp
-  // hand_coded_optimizations on renderers with tensor cores: TC plus register tiles and warps for a matmul;
-  // false (and no opt applied) when the kernel cannot take one or TC=0.
-  bool tensor_core_opts(const std::function<bool(const Opt&)>& try_opt);
-  void unroll_k(int amount, const std::function<bool(const Opt&)>& try_opt);
-  // hand_coded_optimizations on GPUs with shared-memory staging: register tiles, threads and K steps for a
-  // matmul without a tensor core (codegen/opt/gemm.cpp); false (and no opt applied) when it is not one.
-  bool gemm_opts(const std::function<bool(const Opt&)>& try_opt);
-  // hand_coded_optimizations' first step on GPUs: GROUP (and 16-byte UNROLL lanes) for reduce kernels.
-  void group_gpu_reduce(const std::function<bool(const Opt&)>& try_opt);
-  bool resident_rows(const std::function<bool(const Opt&)>& try_opt, int64_t rsize, int64_t itemsize);
-  // hand_coded_optimizations' later steps (codegen/opt/heuristic.cpp): a reduce's register tile, loop order and
-  // unroll; CPU threads; GPU workgroups.
-  void reduce_register_tile(const std::function<bool(const Opt&)>& try_opt, int vw, DType dtype_of_output);
-  void unroll_reduce(const std::function<bool(const Opt&)>& try_opt, int vw, DType dtype_of_output, int64_t tile);
-  void cpu_threads(const std::function<bool(const Opt&)>& try_opt);
-  void cpu_symbolic_vectors(const std::function<bool(const Opt&)>& try_opt);
-  bool writes_bytes() const;
-  void gpu_workgroups(const std::function<bool(const Opt&)>& try_opt);
-  void window_tiles(const std::function<bool(const Opt&)>& try_opt);
-  // hand_coded_optimizations on GPUs, elementwise kernels: a loop that reads an input contiguously goes innermost.
-  void lanes_along_input(const std::function<bool(const Opt&)>& try_opt);
 };
 
 // ALLOW_TF32=1: float32 matmuls may take tf32 tensor cores (10-bit mantissas in the products). It changes what a

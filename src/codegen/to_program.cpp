@@ -18,6 +18,7 @@
 
 #include "codegen/exact_products.h"
 #include "codegen/linearize.h"
+#include "codegen/opt/heuristic.h"
 #include "codegen/lowerer.h"
 #include "codegen/lowerer_internal.h"
 #include "codegen/prefetch.h"
@@ -113,7 +114,7 @@ ProgramSpec to_program(const Kernel& k, const std::string& name, const std::stri
 ProgramSpec to_program(const UOpPtr& ast, const Renderer& renderer, const ProgramRequest& request) {
   Kernel k(ast, renderer);
   if (request.opts) k.apply_opts(*request.opts);
-  else if (!NOOPT) k.hand_coded_optimizations();
+  else if (!NOOPT) hand_coded_optimizations(k);
   const std::string name = request.rename ? request.rename(k.name()) : k.name();
   const std::string display_name = k.colored_name() + name.substr(k.name().size());
   if (DEBUG >= 3) {

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "codegen/opt/heuristic.h"
 #include "codegen/opt/search.h"
 #include "engine/beam_cache.h"
 #include "engine/beam_timer.h"
@@ -50,7 +51,7 @@ std::optional<std::vector<Opt>> search(Device& dev, const UOpPtr& ast, int level
   g_searches++;
   Kernel start(ast, dev.renderer());
   Kernel hand_coded = start;
-  hand_coded.hand_coded_optimizations();
+  hand_coded_optimizations(hand_coded);
   CandidateBench bench(dev, ast);
   bench.trust(hand_coded);
   BeamResult r = beam_search(start, {hand_coded}, level,

@@ -452,7 +452,8 @@ std::string CStyleRenderer::render_define_local(const std::string& name, DType d
 // ---- the function ----
 
 std::string CStyleRenderer::param_decl(const Param& p) const {
-  if (p.is_tensor_map) throw Error("render: " + device() + " kernel parameter " + p.name + " is a tensor map (CUDA only)");
+  if (p.is_tensor_map)
+    throw Error("render: " + device() + " kernel parameter " + p.name + " is a tensor map (CUDA only)");
   if (!p.is_buffer) return type_name(p.dtype) + " " + p.name;
   return dialect_.buffer_qualifier + (p.written ? "" : "const ") + buffer_type_name(p.dtype.base().scalar_type()) +
          "* " + dialect_.restrict_ + " " + p.name;

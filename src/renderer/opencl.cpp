@@ -60,24 +60,26 @@ std::string round16_from_double(DType dt, const std::string& e) {
 }  // namespace
 
 OpenCLRenderer::OpenCLRenderer(Limits limits)
-    : CStyleRenderer(Dialect{.kernel_prefix = "__kernel ",
-                             .buffer_qualifier = "__global ",
-                             .helper_qualifier = "inline",
-                             .int64_suffix = "L",
-                             .math_prefix = "",  // (overloaded by type)
-                             .math_float_suffix = false,
-                             .launch_index = {"((int)get_group_id(%))", "((int)get_local_id(%))", "((int)get_global_id(%))"},
-                             .launch_dims = "012",
-                             .barrier = "barrier(CLK_LOCAL_MEM_FENCE);",
-                             .lane_prefix = ".s",
-                             .lane_names = "0123456789abcdef",
-                             .vector_mid = ")(",
-                             .vector_close = "))",
-                             .strip_vector_elems = true,
-                             .buffer_types = gpu_buffer_types()}),
+    : CStyleRenderer(
+          Dialect{.kernel_prefix = "__kernel ",
+                  .buffer_qualifier = "__global ",
+                  .helper_qualifier = "inline",
+                  .int64_suffix = "L",
+                  .math_prefix = "",  // (overloaded by type)
+                  .math_float_suffix = false,
+                  .launch_index = {"((int)get_group_id(%))", "((int)get_local_id(%))", "((int)get_global_id(%))"},
+                  .launch_dims = "012",
+                  .barrier = "barrier(CLK_LOCAL_MEM_FENCE);",
+                  .lane_prefix = ".s",
+                  .lane_names = "0123456789abcdef",
+                  .vector_mid = ")(",
+                  .vector_close = "))",
+                  .strip_vector_elems = true,
+                  .buffer_types = gpu_buffer_types()}),
       limits_(limits) {
   // MULACC: exec_alu rounds a*b+c once from double (the product of two floats is exact there).
-  rules_[int(Ops::MULACC)] = [](const UOp& u, const std::vector<std::string>& a, Prelude&) -> std::optional<std::string> {
+  rules_[int(Ops::MULACC)] = [](const UOp& u, const std::vector<std::string>& a,
+                                Prelude&) -> std::optional<std::string> {
     const DType dt = u.dtype;
     if (dt.count != 1 || !dt.is_float() || dt.scalar == Scalar::Float64) return std::nullopt;
     std::string e = "(((double)" + a[0] + "*" + a[1] + ")+" + a[2] + ")";

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "codegen/kernel.h"
+#include "codegen/opt/heuristic.h"
 #include "runtime/device.h"
 #include "schedule/schedule.h"
 #include "tg/tg.h"
@@ -33,7 +34,7 @@ TEST(CpuBytes, ACopyOfBlockQuantsTakesSixteenByteVectors) {
   Tensor q = quants("CPU", 1000, 4).contiguous();
   tg::Schedule s = tg::create_schedule({q.uop()});
   tg::Kernel k(s.items.back().ast, tg::get_device("CPU").renderer());
-  k.hand_coded_optimizations();
+  hand_coded_optimizations(k);
   bool vector = false;
   for (auto& o : k.applied_opts()) vector |= o.op == tg::OptOps::UPCAST && o.amount == 16;
   EXPECT_TRUE(vector);

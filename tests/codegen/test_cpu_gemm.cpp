@@ -12,6 +12,7 @@
 #include <random>
 
 #include "codegen/kernel.h"
+#include "codegen/opt/heuristic.h"
 #include "renderer/cpu_isa.h"
 #include "engine/method_cache.h"
 #include "runtime/device.h"
@@ -50,7 +51,7 @@ void check_matmul(int64_t batch, int64_t m, int64_t k, int64_t n, uint32_t seed)
 std::vector<tg::Opt> default_opts(const Tensor& t) {
   tg::Schedule s = tg::create_schedule({t.uop()});
   tg::Kernel k(s.items.back().ast, tg::get_device("CPU").renderer());
-  k.hand_coded_optimizations();
+  hand_coded_optimizations(k);
   return k.applied_opts();
 }
 

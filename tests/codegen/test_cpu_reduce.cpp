@@ -8,6 +8,7 @@
 #include <random>
 
 #include "codegen/kernel.h"
+#include "codegen/opt/heuristic.h"
 #include "renderer/cpu_isa.h"
 #include "runtime/device.h"
 #include "schedule/schedule.h"
@@ -52,7 +53,7 @@ TEST(CpuReduce, RowSumVectorizesTheReduce) {
   x.realize();
   tg::Schedule s = tg::create_schedule({x.sum(1).uop()});
   tg::Kernel k(s.items.back().ast, tg::get_device("CPU").renderer());
-  k.hand_coded_optimizations();
+  hand_coded_optimizations(k);
   bool unroll = false;
   for (auto& o : k.applied_opts()) {
     EXPECT_NE(o.op, tg::OptOps::UPCAST) << o.repr();  // no vector of rows
@@ -86,7 +87,7 @@ TEST(CpuReduce, SymbolicAttentionVectorizesItsConcreteDims) {
   for (const tg::ScheduleItem& item : s.items) {
     if (item.ast->op != tg::Ops::SINK) continue;  // (the copies of the inputs)
     tg::Kernel k(item.ast, tg::get_device("CPU").renderer());
-    k.hand_coded_optimizations();
+    hand_coded_optimizations(k);
     for (auto& o : k.applied_opts())
       vectorized += (o.op == tg::OptOps::UPCAST || o.op == tg::OptOps::UNROLL) && o.amount == tg::cpu_isa().vector_floats();
   }

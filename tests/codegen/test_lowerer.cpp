@@ -8,6 +8,7 @@
 
 #include "../common/kernel_source.h"
 #include "codegen/kernel.h"
+#include "codegen/opt/heuristic.h"
 #include "codegen/lowerer.h"
 #include "renderer/c.h"
 #include "renderer/cuda.h"
@@ -41,7 +42,7 @@ TEST(Lowerer, UpcastKernelsLeaveNoUnrollNodes) {
   Tensor a = Tensor::empty({64, 48}), b = Tensor::empty({48, 40});
   for (const tg::Renderer* r : std::vector<const tg::Renderer*>{&c, &cuda}) {
     tg::Kernel k(tgtest::last_ast(a.matmul(b)), *r);
-    k.hand_coded_optimizations();
+    hand_coded_optimizations(k);
     tg::UOpPtr lowered = tg::lower_kernel(k);
     expect_fully_lowered(lowered);
     EXPECT_FALSE(nodes_of(lowered, Ops::STORE).empty());

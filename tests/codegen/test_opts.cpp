@@ -8,6 +8,7 @@
 #include <functional>
 
 #include "codegen/kernel.h"
+#include "codegen/opt/heuristic.h"
 #include "engine/buffers.h"
 #include "engine/method_cache.h"
 #include "engine/realize.h"
@@ -204,7 +205,7 @@ TEST(Opts, WhatTheCpuSourceShows) {
   EXPECT_NE(src.find("acc1"), std::string::npos) << src;  // two accumulators share one reduce loop
   auto runner = tg::compile_runner("CPU", k.item.ast, nullptr);
   tg::Kernel kern(k.item.ast, tg::get_device("CPU").renderer());
-  kern.hand_coded_optimizations();
+  hand_coded_optimizations(kern);
   EXPECT_FALSE(kern.applied_opts().empty());
   EXPECT_EQ(runner->spec.name.substr(0, 2), "r_");
 }
@@ -250,7 +251,7 @@ TEST(Opts, ThreadsOneDisablesThreading) {
   {
     tg::Context ctx({{"THREADS", 1}});
     tg::Kernel kern(k.item.ast, tg::get_device("CPU").renderer());
-    kern.hand_coded_optimizations();
+    hand_coded_optimizations(kern);
     for (auto& o : kern.applied_opts()) EXPECT_NE(o.op, OptOps::THREAD);
   }
   {
@@ -268,7 +269,7 @@ TEST(GpuHeuristics, TransposeLanesRunAlongTheInput) {
   Tensor x = Tensor::empty({2, 16, 8, 8}, {.dtype = tg::dtypes::float16});
   tg::Schedule s = tg::create_schedule({x.permute({0, 2, 3, 1}).contiguous().uop()});
   tg::Kernel k(s.items.back().ast, cuda);
-  k.hand_coded_optimizations();
+  hand_coded_optimizations(k);
   const auto& fs = k.full_shape();
   bool pixel_threads = false;
   for (int d = 0; d < int(fs.size()); d++)

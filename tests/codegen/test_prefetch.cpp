@@ -6,6 +6,7 @@
 
 #include "../common/random_data.h"
 #include "codegen/kernel.h"
+#include "codegen/opt/heuristic.h"
 #include "codegen/linearize.h"
 #include "codegen/lowerer.h"
 #include "codegen/verify_program.h"
@@ -21,7 +22,7 @@ namespace {
 std::vector<UOpPtr> program(const Tensor& out, const Renderer& renderer) {
   Schedule s = create_schedule({out.uop()});
   Kernel k(s.items.back().ast, renderer);
-  k.hand_coded_optimizations();
+  hand_coded_optimizations(k);
   return linearize_kernel(lower_kernel(k));
 }
 

@@ -8,6 +8,7 @@
 
 #include "../common/kernel_source.h"
 #include "codegen/kernel.h"
+#include "codegen/opt/heuristic.h"
 #include "codegen/linearize.h"
 #include "codegen/lowerer.h"
 #include "codegen/reduce_to_acc.h"
@@ -32,7 +33,7 @@ std::vector<const UOp*> of_op(const tg::UOpPtr& sink, Ops op) {
 
 tg::UOpPtr lowered(const Tensor& out, const tg::Renderer& r, bool opts = true) {
   tg::Kernel k(tgtest::last_ast(out), r);
-  if (opts) k.hand_coded_optimizations();
+  if (opts) hand_coded_optimizations(k);
   return tg::lower_kernel(k);
 }
 

@@ -9,6 +9,7 @@
 
 #include "../common/kernel_source.h"
 #include "codegen/kernel.h"
+#include "codegen/opt/heuristic.h"
 #include "renderer/cuda.h"
 #include "tg/context.h"
 #include "tg/tg.h"
@@ -35,7 +36,7 @@ TEST(Staging, Float32MatmulSourceStagesBothOperands) {
   tg::CUDARenderer cuda;
   Tensor a = Tensor::empty({256, 64}), b = Tensor::empty({64, 128});
   tg::Kernel k(last_ast(a.matmul(b)), cuda);
-  k.hand_coded_optimizations();
+  hand_coded_optimizations(k);
   std::string src = render(k, cuda);
   EXPECT_TRUE(has(src, "cp.async.cg.shared.global [%0], [%1], 16;")) << src;
   EXPECT_TRUE(has(src, "cp.async.wait_group")) << src;
@@ -118,7 +119,7 @@ TEST(Staging, GemmTileKnobTooLargeIsAnError) {
   tg::Kernel k(last_ast(a.matmul(b)), cuda);
   ::setenv("GEMM_TILE", "8,16,8,16,16", 1);  // 2048 values a thread
   try {
-    k.hand_coded_optimizations();
+    hand_coded_optimizations(k);
     ADD_FAILURE() << "an impossible tile was taken";
   } catch (const tg::Error& e) {
     EXPECT_NE(std::string(e.what()).find("GEMM_TILE=8,16,8,16,16"), std::string::npos) << e.what();

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "codegen/kernel.h"
+#include "codegen/opt/heuristic.h"
 #include "renderer/cuda.h"
 #include "renderer/tensor_core.h"
 #include "runtime/device.h"
@@ -34,14 +35,14 @@ TEST(TcPrecision, HalfAccumulationSource) {
     Tensor c = a.matmul(b, dt::float16);
     EXPECT_EQ(c.dtype(), dt::float16);
     tg::Kernel k(last_ast(c), cuda);
-    k.hand_coded_optimizations();
+    hand_coded_optimizations(k);
     ASSERT_TRUE(k.tensor_core().has_value()) << arch;
     EXPECT_EQ(k.tensor_core()->tc.acc, dt::float16) << arch;
     const std::string src = render(k, cuda);
     EXPECT_TRUE(has(src, "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16")) << arch << "\n" << src;
     EXPECT_FALSE(has(src, "wgmma")) << arch << "\n" << src;
     tg::Kernel f32(last_ast(a.matmul(b)), cuda);
-    f32.hand_coded_optimizations();
+    hand_coded_optimizations(f32);
     ASSERT_TRUE(f32.tensor_core().has_value());
     EXPECT_EQ(f32.tensor_core()->tc.acc, dt::float32) << "a plain half matmul accumulates in float32";
   }
@@ -99,7 +100,7 @@ bool takes_tensor_core(int64_t m, int64_t k, int64_t n) {
   Tensor out = Tensor::empty({m, k}).matmul(Tensor::empty({k, n}));
   const tg::Renderer& r = tg::get_device(out.device()).renderer();
   tg::Kernel kernel(last_ast(out), r);
-  kernel.hand_coded_optimizations();
+  hand_coded_optimizations(kernel);
   return kernel.tensor_core().has_value();
 }
 
@@ -117,7 +118,7 @@ TEST(TcPrecision, Tf32Source) {
     }
     tg::Context tf32({{"ALLOW_TF32", 1}});
     tg::Kernel k(last_ast(a.matmul(b)), cuda);
-    k.hand_coded_optimizations();
+    hand_coded_optimizations(k);
     ASSERT_TRUE(k.tensor_core().has_value()) << arch;
     EXPECT_TRUE(k.tensor_core()->tc.tf32());
     const std::string src = render(k, cuda);

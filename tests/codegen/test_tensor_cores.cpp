@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "codegen/kernel.h"
+#include "codegen/opt/heuristic.h"
 #include "codegen/linearize.h"
 #include "codegen/lowerer.h"
 #include "renderer/c.h"
@@ -91,11 +92,11 @@ TEST(TensorCores, WhichKernelsTakeOne) {
   {
     tg::Context off({{"TC", 0}});
     tg::Kernel h(last_ast(a.matmul(b)), cuda);
-    h.hand_coded_optimizations();
+    hand_coded_optimizations(h);
     EXPECT_FALSE(h.tensor_core().has_value()) << "TC=0 turns them off";
   }
   tg::Kernel h(last_ast(a.matmul(b)), cuda);
-  h.hand_coded_optimizations();
+  hand_coded_optimizations(h);
   EXPECT_TRUE(h.tensor_core().has_value()) << "the default heuristics pick a tensor core for a half matmul";
 }
 
@@ -104,7 +105,7 @@ TEST(TensorCores, CudaSourceUsesMma) {
   for (tg::DType t : {dt::float16, dt::bfloat16}) {
     Tensor a = Tensor::empty({32, 32}, {.dtype = t}), b = Tensor::empty({32, 16}, {.dtype = t});
     tg::Kernel k(last_ast(a.matmul(b)), cuda);
-    k.hand_coded_optimizations();
+    hand_coded_optimizations(k);
     std::string src = render(k, cuda);
     const std::string ty = t == dt::float16 ? "f16" : "bf16";
     EXPECT_TRUE(has(src, "mma.sync.aligned.m16n8k16.row.col.f32." + ty + "." + ty + ".f32")) << src;
@@ -163,7 +164,7 @@ TEST(TensorCores, StagedOperandsInEveryLayout) {
           Tensor ex = Tensor::empty(ta ? tg::Shape{c.k, c.m} : tg::Shape{c.m, c.k}, {.dtype = dt::float16});
           Tensor ew = Tensor::empty(tb ? tg::Shape{c.n, c.k} : tg::Shape{c.k, c.n}, {.dtype = dt::float16});
           tg::Kernel k(last_ast(operands(ex, ew)), cuda);
-          k.hand_coded_optimizations();
+          hand_coded_optimizations(k);
           std::string src = render(k, cuda);
           EXPECT_TRUE(has(src, "cp.async.cg.shared.global")) << what << "\n" << src;
           // A's fragments: column pairs (.trans) when M is contiguous; B's: column pairs when N is
@@ -214,7 +215,7 @@ TEST(TensorCores, ConvolutionWithPaddedInput) {
     Tensor ex = Tensor::empty({b, cin, h, w}, {.dtype = dt::float16});
     Tensor ew = Tensor::empty({cout, cin, 3, 3}, {.dtype = dt::float16});
     tg::Kernel k(last_ast(ex.conv2d(ew, std::nullopt, 1, {1}, {1}, {1})), cuda);
-    k.hand_coded_optimizations();
+    hand_coded_optimizations(k);
     EXPECT_TRUE(k.tensor_core().has_value()) << k.name();
   }
   std::vector<float> got = x.conv2d(wt, std::nullopt, 1, {1}, {1}, {1}).cast(dt::float32).tolist<float>();
@@ -264,7 +265,7 @@ TEST(TensorCores, WgmmaInEveryLayout) {
           Tensor ex = Tensor::empty(ta ? tg::Shape{c.k, c.m} : tg::Shape{c.m, c.k}, {.dtype = c.dtype});
           Tensor ew = Tensor::empty(tb ? tg::Shape{c.n, c.k} : tg::Shape{c.k, c.n}, {.dtype = c.dtype});
           tg::Kernel k(last_ast(operands(ex, ew)), cuda);
-          k.hand_coded_optimizations();
+          hand_coded_optimizations(k);
           std::string src = render(k, cuda);
           const std::string ty = c.dtype == dt::float16 ? "f16" : "bf16";
           // A is M-major when stored transposed; B is K-major when it is (x @ w.T)
@@ -307,7 +308,7 @@ TEST(TensorCores, DeferredWgmmasWaitOneStepLater) {
   const int64_t m = 128, k = 512, n = 256;
   Tensor ex = Tensor::empty({m, k}, {.dtype = dt::float16}), ew = Tensor::empty({k, n}, {.dtype = dt::float16});
   tg::Kernel kern(last_ast(ex.matmul(ew)), cuda);
-  kern.hand_coded_optimizations();
+  hand_coded_optimizations(kern);
   std::string src = render(kern, cuda);
   const size_t deferred = src.find("wgmma.wait_group.sync.aligned 1;"), drain = src.find("wgmma.wait_group.sync.aligned 0;");
   ASSERT_NE(deferred, std::string::npos) << src;
@@ -342,7 +343,7 @@ TEST(TensorCores, OutputPairsAreVectorStores) {
     for (bool f32 : {false, true}) {
       Tensor out = f32 ? ex.matmul(ew).cast(dt::float32) : ex.matmul(ew);
       tg::Kernel kern(last_ast(out), cuda);
-      kern.hand_coded_optimizations();
+      hand_coded_optimizations(kern);
       std::string src = render(kern, cuda);
       EXPECT_TRUE(has(src, f32 ? "*((float2*)(data0+" : "*((tg_half2*)(data0+")) << "WGMMA=" << wgmma << "\n" << src;
       EXPECT_FALSE(has(src, "  data0[")) << "no scalar stores, WGMMA=" << wgmma << "\n" << src;
@@ -356,7 +357,7 @@ TEST(TensorCores, SmallWgmmaTilesWaitEachStep) {
   tg::CUDARenderer cuda;
   Tensor ex = Tensor::empty({256, 256}, {.dtype = dt::float16}), ew = Tensor::empty({256, 256}, {.dtype = dt::float16});
   tg::Kernel kern(last_ast(ex.matmul(ew)), cuda);
-  kern.hand_coded_optimizations();
+  hand_coded_optimizations(kern);
   std::string src = render(kern, cuda);
   EXPECT_TRUE(has(src, "wgmma.wait_group.sync.aligned 0;") && !has(src, "wgmma.wait_group.sync.aligned 1;")) << src;
   EXPECT_TRUE(has(src, "float wgacc0[64];")) << "in place all the same: " << src;
@@ -399,7 +400,7 @@ TEST(TensorCores, SwizzledBlockOrderKeepsValues) {
     tg::CUDARenderer cuda;
     Tensor ex = Tensor::empty({m, k}, {.dtype = dt::float16}), ew = Tensor::empty({k, n}, {.dtype = dt::float16});
     tg::Kernel kernel(last_ast(ex.matmul(ew)), cuda);
-    kernel.hand_coded_optimizations();
+    hand_coded_optimizations(kernel);
     std::string swizzled = render(kernel, cuda);
     tg::Context off({{"TC_SWIZZLE", 0}});
     std::string plain = render(kernel, cuda);

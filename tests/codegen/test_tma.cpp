@@ -9,6 +9,7 @@
 
 #include "../common/kernel_source.h"
 #include "../common/random_data.h"
+#include "codegen/opt/heuristic.h"
 #include "codegen/program.h"
 #include "codegen/verify_program.h"
 #include "renderer/cuda.h"
@@ -35,7 +36,7 @@ struct TileKnob {  // TC_TILE is read from the environment
 std::string hopper_source(const Tensor& out) {
   tg::CUDARenderer cuda("sm_90");
   tg::Kernel k(last_ast(out), cuda);
-  k.hand_coded_optimizations();
+  hand_coded_optimizations(k);
   return render(k, cuda);
 }
 

@@ -8,6 +8,7 @@
 
 #include "../common/kernel_source.h"
 #include "codegen/kernel.h"
+#include "codegen/opt/heuristic.h"
 #include "codegen/linearize.h"
 #include "codegen/lowerer.h"
 #include "codegen/verify_program.h"
@@ -136,7 +137,7 @@ TEST(VerifyProgram, EveryKernelOfEveryRendererPasses) {
   for (const Renderer* r : std::vector<const Renderer*>{&c, &cuda})
     for (const UOpPtr& ast : asts) {
       Kernel k(ast, *r);
-      k.hand_coded_optimizations();
+      hand_coded_optimizations(k);
       ProgramSpec s;
       s.name = k.name();
       s.uops = linearize_kernel(lower_kernel(k), {.sequential_sums = true});

@@ -11,6 +11,7 @@
 #include "../common/random_data.h"
 #include "../common/scoped_cache_dir.h"
 #include "codegen/kernel.h"
+#include "codegen/opt/heuristic.h"
 #include "engine/beam.h"
 #include "engine/beam_timer.h"
 #include "runtime/device.h"
@@ -134,7 +135,7 @@ TEST(BeamBench, TrustsTheHandCodedKernel) {
   const tg::UOpPtr& ast = s.items.back().ast;
   tg::Device& dev = tg::get_device("INTERP");
   tg::Kernel k(ast, dev.renderer());
-  k.hand_coded_optimizations();
+  hand_coded_optimizations(k);
   const bool wgmma = dev.renderer().wgmma() && k.tensor_core().has_value();
   if (dev.renderer().wgmma()) {
     EXPECT_TRUE(wgmma) << "the default fp16 matmul on Hopper is a WGMMA kernel";

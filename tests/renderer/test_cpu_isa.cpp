@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "codegen/kernel.h"
+#include "codegen/opt/heuristic.h"
 #include "engine/buffers.h"
 #include "engine/method_cache.h"
 #include "engine/realize.h"
@@ -72,7 +73,7 @@ TEST(CpuIsa, ElementwiseVectorsAreTheLevelsWidth) {
   Tensor a = Tensor::rand({64, 64}, {.device = "CPU"}), b = Tensor::rand({64, 64}, {.device = "CPU"});
   tg::Schedule s = tg::create_schedule({(a * b + 1.0f).uop()});
   tg::Kernel k(s.items.back().ast, tg::get_device("CPU").renderer());
-  k.hand_coded_optimizations();
+  hand_coded_optimizations(k);
   int upcast = 0;
   for (auto& o : k.applied_opts())
     if (o.op == tg::OptOps::UPCAST) upcast = std::max<int>(upcast, int(o.amount));

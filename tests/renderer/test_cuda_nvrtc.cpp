@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "codegen/kernel.h"
+#include "codegen/opt/heuristic.h"
 #include "codegen/linearize.h"
 #include "codegen/lowerer.h"
 #include "renderer/cuda.h"
@@ -105,7 +106,7 @@ void render_all(const Tensor& t, std::vector<std::pair<std::string, std::string>
     if (item.ast->op != tg::Ops::SINK) continue;  // copies
     for (bool opt : {true, false}) {
       tg::Kernel k(item.ast, cuda);
-      if (opt) k.hand_coded_optimizations();
+      if (opt) hand_coded_optimizations(k);
       std::string name = k.name() + (opt ? "_opt" : "_noopt");
       out.emplace_back(name, cuda.render(name, tg::linearize_kernel(tg::lower_kernel(k))));
     }

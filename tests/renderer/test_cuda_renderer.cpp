@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "codegen/kernel.h"
+#include "codegen/opt/heuristic.h"
 #include "codegen/linearize.h"
 #include "codegen/lowerer.h"
 #include "renderer/c.h"
@@ -67,7 +68,7 @@ TEST(CudaRender, ElementwiseGetsGridAndWorkgroups) {
   tg::CUDARenderer cuda;
   Tensor a = Tensor::empty({64, 64}), b = Tensor::empty({64, 64});
   tg::Kernel k(last_ast(a + b), cuda);
-  k.hand_coded_optimizations();
+  hand_coded_optimizations(k);
   EXPECT_GT(k.local_size(), 1) << "the default opts give a GPU kernel threads per block";
   EXPECT_LE(k.local_size(), 256);
   std::string src = render(k, cuda);
@@ -146,7 +147,7 @@ TEST(CudaRender, GroupedReduceUsesSharedMemoryAndABarrier) {
   tg::CUDARenderer cuda;
   Tensor a = Tensor::empty({4096});
   tg::Kernel k(last_ast(a.sum()), cuda);
-  k.hand_coded_optimizations();
+  hand_coded_optimizations(k);
   // each thread reads float4s (lanes that accumulate apart), a block of 256 threads shares the reduce
   ASSERT_GE(k.applied_opts().size(), 2u);
   EXPECT_EQ(k.applied_opts()[0], (Opt{OptOps::UNROLL, 0, 4}));
@@ -168,20 +169,20 @@ TEST(CudaRender, ManyRowsReduceAWarpPerRow) {
   tg::CUDARenderer cuda;
   Tensor a = Tensor::empty({8192, 1024});
   tg::Kernel k(last_ast(a.max(1)), cuda);
-  k.hand_coded_optimizations();
+  hand_coded_optimizations(k);
   EXPECT_EQ(k.applied_opts()[0], (Opt{OptOps::UNROLL, 0, 4}));
   EXPECT_EQ(k.applied_opts()[1], (Opt{OptOps::GROUP, 0, 32}));
   EXPECT_EQ(k.local_size(), 256);
   // up to 4096 rows, a block of 256 threads per row (a warp per row would leave SMs idle)
   tg::Kernel few(last_ast(Tensor::empty({4096, 1024}).max(1)), cuda);
-  few.hand_coded_optimizations();
+  hand_coded_optimizations(few);
   EXPECT_EQ(few.applied_opts()[1], (Opt{OptOps::GROUP, 0, 256}));
   // an upcast output dim on top of a grouped reduce would need a shared slot per lane: refused
   EXPECT_THROW(k.apply_opt({OptOps::UPCAST, 0, 4}), tg::KernelOptError);
   // a matmul keeps its register tiles: no GROUP with many outputs
   Tensor b = Tensor::empty({1024, 1024}), a4 = Tensor::empty({4096, 1024});
   tg::Kernel mm(last_ast(a4.matmul(b)), cuda);
-  mm.hand_coded_optimizations();
+  hand_coded_optimizations(mm);
   for (auto& o : mm.applied_opts()) EXPECT_NE(o.op, OptOps::GROUP) << o.repr();
 }
 
@@ -190,7 +191,7 @@ TEST(CudaRender, MatrixVectorProductsReadWeightsIn16ByteVectors) {
   namespace dt = tg::dtypes;
   auto opts_of = [&](const Tensor& x, const Tensor& w) {
     tg::Kernel k(last_ast(x.matmul(w.transpose(0, 1))), cuda);
-    k.hand_coded_optimizations();
+    hand_coded_optimizations(k);
     return k.applied_opts();
   };
   // a row of 5632 halves is no whole number of 256 threads' 8-half vectors: 64-thread groups of them (11 steps),
@@ -219,14 +220,14 @@ TEST(CudaRender, SmallMatmulSplitsItsReduce) {
   tg::CUDARenderer cuda;
   Tensor x = Tensor::empty({32, 256}), w = Tensor::empty({256, 256});
   tg::Kernel k(last_ast(x.matmul(w)), cuda);
-  k.hand_coded_optimizations();
+  hand_coded_optimizations(k);
   ASSERT_FALSE(k.applied_opts().empty());
   EXPECT_EQ(k.applied_opts()[0], (Opt{OptOps::GROUP, 0, 16}));
   EXPECT_EQ(k.local_size(), 256);
   // outputs enough to fill the GPU: the tiles stay, no GROUP
   Tensor big = Tensor::empty({256, 256});
   tg::Kernel mm(last_ast(big.matmul(w)), cuda);
-  mm.hand_coded_optimizations();
+  hand_coded_optimizations(mm);
   for (auto& o : mm.applied_opts()) EXPECT_NE(o.op, OptOps::GROUP) << o.repr();
 }
 
@@ -251,7 +252,7 @@ TEST(CudaRender, Float4WhereAligned) {
   tg::CUDARenderer cuda;
   Tensor a = Tensor::empty({64, 64}), b = Tensor::empty({64, 64});
   tg::Kernel k(last_ast(a + b), cuda);
-  k.hand_coded_optimizations();
+  hand_coded_optimizations(k);
   std::string src = render(k, cuda);
   EXPECT_TRUE(has(src, "*((float4*)(data0+")) << "a float4 store: " << src;
   EXPECT_TRUE(has(src, "(*((float4*)(data1+")) << "float4 loads: " << src;
@@ -259,14 +260,14 @@ TEST(CudaRender, Float4WhereAligned) {
   // b read from element 1 on: the loads of b cannot be float4 (misaligned), the rest still are
   Tensor c = Tensor::empty({64 * 64 + 1});
   tg::Kernel k2(last_ast(a + c.shrink({{1, 64 * 64 + 1}}).reshape({64, 64})), cuda);
-  k2.hand_coded_optimizations();
+  hand_coded_optimizations(k2);
   std::string src2 = render(k2, cuda);
   EXPECT_TRUE(has(src2, "(*((float4*)(data1+")) << src2;
   EXPECT_FALSE(has(src2, "(*((float4*)(data2+")) << "misaligned: " << src2;
   // no float4 of other dtypes (CUDA's vector types of those have no loads we render)
   Tensor i = Tensor::empty({64, 64}, {.dtype = tg::dtypes::int32});
   tg::Kernel k3(last_ast(i + i), cuda);
-  k3.hand_coded_optimizations();
+  hand_coded_optimizations(k3);
   EXPECT_FALSE(has(render(k3, cuda), "int4")) << render(k3, cuda);
 }
 
@@ -275,7 +276,7 @@ TEST(CudaRender, SixteenBitVectorsAreOneAccess) {
   for (tg::DType t : {tg::dtypes::float16, tg::dtypes::bfloat16}) {
     Tensor a = Tensor::empty({1 << 16}, {.dtype = t}), b = Tensor::empty({1 << 16}, {.dtype = t});
     tg::Kernel k(last_ast(a + b), cuda);
-    k.hand_coded_optimizations();
+    hand_coded_optimizations(k);
     std::string src = render(k, cuda);
     const std::string T = t == tg::dtypes::float16 ? "tg_half8" : "tg_bf16_8";
     // 8 lanes: 16 bytes loaded and stored at once; the arithmetic stays per lane in float registers
@@ -298,7 +299,7 @@ std::vector<Opt> opts_of_biggest_kernel(const Tensor& t, std::string* name = nul
   }
   EXPECT_NE(biggest, nullptr);
   tg::Kernel k(biggest, cuda);
-  k.hand_coded_optimizations();
+  hand_coded_optimizations(k);
   if (name) *name = k.name();
   return k.applied_opts();
 }

@@ -6,6 +6,7 @@
 
 #include "../common/kernel_source.h"
 #include "codegen/kernel.h"
+#include "codegen/opt/heuristic.h"
 #include "renderer/cpu_isa.h"
 #include "renderer/llvmir.h"
 #include "tg/error.h"
@@ -20,7 +21,7 @@ namespace {
 std::string llvm_source(const Tensor& t, bool opaque = false, bool optimize = false) {
   tg::LLVMRenderer llvm(opaque);
   tg::Kernel k(last_ast(t), llvm);
-  if (optimize) k.hand_coded_optimizations();
+  if (optimize) hand_coded_optimizations(k);
   return render(k, llvm);
 }
 Tensor ints(std::vector<int64_t> shape) { return Tensor::empty(std::move(shape), {.dtype = tg::dtypes::int32}); }

@@ -12,6 +12,7 @@
 
 #include "../common/kernel_source.h"
 #include "codegen/kernel.h"
+#include "codegen/opt/heuristic.h"
 #include "renderer/metal.h"
 #include "tg/tg.h"
 
@@ -29,7 +30,7 @@ std::vector<std::string> metal_kernels(const Tensor& t) {
   for (const tg::ScheduleItem& item : tg::create_schedule({t.uop()}).items) {
     if (item.ast->op != tg::Ops::SINK) continue;  // copies
     tg::Kernel k(item.ast, metal);
-    k.hand_coded_optimizations();
+    hand_coded_optimizations(k);
     out.push_back(tgtest::render(k, metal));
   }
   return out;

@@ -5,6 +5,7 @@
 
 #include "../common/kernel_source.h"
 #include "codegen/kernel.h"
+#include "codegen/opt/heuristic.h"
 #include "renderer/metal.h"
 #include "tg/error.h"
 #include "tg/tg.h"
@@ -18,7 +19,7 @@ namespace {
 std::string metal_source(const Tensor& t, bool optimize = false) {
   tg::MetalRenderer metal;
   tg::Kernel k(last_ast(t), metal);
-  if (optimize) k.hand_coded_optimizations();
+  if (optimize) hand_coded_optimizations(k);
   return render(k, metal);
 }
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include "../common/kernel_source.h"
 #include "codegen/kernel.h"
+#include "codegen/opt/heuristic.h"
 #include "renderer/opencl.h"
 #include "tg/tg.h"
 
@@ -17,7 +18,7 @@ namespace {
 std::string cl_source(const Tensor& t, bool optimize = false) {
   tg::OpenCLRenderer cl(tg::OpenCLRenderer::Limits{256, 32768});
   tg::Kernel k(last_ast(t), cl);
-  if (optimize) k.hand_coded_optimizations();
+  if (optimize) hand_coded_optimizations(k);
   return render(k, cl);
 }
 }  // namespace

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "codegen/kernel.h"
+#include "codegen/opt/heuristic.h"
 #include "codegen/linearize.h"
 #include "codegen/lowerer.h"
 #include "renderer/cuda.h"
@@ -94,7 +95,7 @@ std::vector<std::pair<std::string, std::string>> rendered_kernels(const Tensor& 
   for (auto& item : create_schedule({t.uop()}).items) {
     if (item.ast->op != Ops::SINK) continue;
     Kernel k(item.ast, cuda);
-    k.hand_coded_optimizations();
+    hand_coded_optimizations(k);
     out.emplace_back(k.name(), cuda.render(k.name(), linearize_kernel(lower_kernel(k))));
   }
   return out;

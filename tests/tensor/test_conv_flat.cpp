@@ -9,6 +9,7 @@
 
 #include "../common/random_data.h"
 #include "codegen/kernel.h"
+#include "codegen/opt/heuristic.h"
 #include "codegen/linearize.h"
 #include "codegen/lowerer.h"
 #include "renderer/cuda.h"
@@ -119,7 +120,7 @@ TEST(ConvFlat, HopperKernelStagesThePaddedInput) {
   });
   ASSERT_NE(reduce, s.items.end());
   tg::Kernel k(reduce->ast, cuda);
-  k.hand_coded_optimizations();
+  hand_coded_optimizations(k);
   auto uops = tg::linearize_kernel(tg::lower_kernel(k));
   int wgmma = 0, masked_copies = 0;
   for (const auto& u : uops) {

@@ -14,6 +14,7 @@
 
 #include "../common/random_data.h"
 #include "codegen/kernel.h"
+#include "codegen/opt/heuristic.h"
 #include "renderer/cuda.h"
 #include "schedule/schedule.h"
 #include "tg/tg.h"
@@ -222,7 +223,7 @@ TEST(ReduceFused, GpuRowsStayInRegisters) {
   ASSERT_NE(fused, nullptr);
   tg::Kernel k(fused->ast, cuda);
   ASSERT_EQ(k.reduce_count(), 2);
-  k.hand_coded_optimizations();
+  hand_coded_optimizations(k);
   int64_t group = 1, unrolled = 1;
   for (size_t d = 0; d < k.full_shape().size(); d++) {
     EXPECT_NE(k.kinds()[d], tg::AxisKind::REDUCE) << "a reduce loop would read the row once per reduce";

@@ -3,6 +3,7 @@
 
 #include "../common/kernel_source.h"
 #include "codegen/kernel.h"
+#include "codegen/opt/heuristic.h"
 #include "codegen/linearize.h"
 #include "codegen/lowerer.h"
 #include "renderer/c.h"
@@ -73,7 +74,7 @@ TEST(PassLog, AKernelListsItsPasses) {
   Tensor a = Tensor::empty({64, 64}), b = Tensor::empty({64, 64});
   ClangRenderer c;
   Kernel k(tgtest::last_ast((a * b).sum(1)), c);
-  k.hand_coded_optimizations();
+  hand_coded_optimizations(k);
   PassLog log;
   linearize_kernel(lower_kernel(k));
   std::vector<std::string> names;

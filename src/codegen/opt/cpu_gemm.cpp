@@ -9,7 +9,7 @@
 // Loop order: M outside N, so A's um rows (um * K floats) stay in L1/L2 while B streams through. For a
 // large matmul, B arrives packed in 32-column panels (tensor/matmul_pack.cpp): one contiguous stream per
 // panel, which the hardware prefetcher follows. Threads split the outermost output loop.
-#include "codegen/opt/cpu_gemm.h"
+#include "codegen/opt/heuristic.h"
 
 #include <algorithm>
 #include <optional>

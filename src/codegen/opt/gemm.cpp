@@ -4,7 +4,7 @@
 // A's block rows and uk rows of B's block columns.
 #include <algorithm>
 
-#include "codegen/kernel.h"
+#include "codegen/opt/heuristic.h"
 #include "codegen/opt/tile_knob.h"
 #include "tg/error.h"
 
@@ -19,20 +19,22 @@ const UOp* strip_cast(const UOp* u) { return u->op == Ops::CAST ? u->src.at(0).g
 
 }  // namespace
 
-bool Kernel::gemm_opts(const std::function<bool(const Opt&)>& try_opt) {
-  if (!renderer_.has_local() || !renderer_.async_copies() || !reduce_ || reduce_count_ != 1 || reduce_->get<ReduceArg>().op != Ops::ADD)
+bool gemm_opts(const Kernel& k, const TryOpt& try_opt) {
+  if (!k.renderer().has_local() || !k.renderer().async_copies() || !k.reduce() || k.reduce_count() != 1 ||
+      k.reduce()->get<ReduceArg>().op != Ops::ADD)
     return false;
-  const UOp* mul = strip_cast(reduce_->src.at(0).get());
+  const UOp* mul = strip_cast(k.reduce()->src.at(0).get());
   if (mul->op != Ops::MUL || !mul->dtype.is_float()) return false;
   const UOp *la = strip_cast(mul->src.at(0).get()), *lb = strip_cast(mul->src.at(1).get());
   if (la->op != Ops::LOAD || lb->op != Ops::LOAD) return false;
-  const size_t ia = view_index(la->src.at(1).get()), ib = view_index(lb->src.at(1).get());
-  if (ia == ib || ia >= views_.size() || ib >= views_.size()) return false;
+  const size_t ia = k.view_index(la->src.at(1).get()), ib = k.view_index(lb->src.at(1).get());
+  if (ia == ib || ia >= k.views().size() || ib >= k.views().size()) return false;
   // one reduce dim, and output loops along M (B does not read them) and N (A does not)
-  if (first_upcast() - first_reduce() != 1 || kinds_[size_t(first_reduce())] != AxisKind::REDUCE) return false;
+  if (k.first_upcast() - k.first_reduce() != 1 || k.kinds()[size_t(k.first_reduce())] != AxisKind::REDUCE) return false;
   auto along = [&](size_t reads, size_t ignores) {
-    for (int d = first_reduce() - 1; d >= 0; d--)
-      if (kinds_[size_t(d)] == AxisKind::LOOP && last_view_stride(reads, d) > 0 && last_view_stride(ignores, d) == 0)
+    for (int d = k.first_reduce() - 1; d >= 0; d--)
+      if (k.kinds()[size_t(d)] == AxisKind::LOOP && k.last_view_stride(reads, d) > 0 &&
+          k.last_view_stride(ignores, d) == 0)
         return d;
     return -1;
   };
@@ -41,18 +43,19 @@ bool Kernel::gemm_opts(const std::function<bool(const Opt&)>& try_opt) {
   const MatmulTile t = matmul_tile("GEMM_TILE", kGemmTile, 256);
   const int64_t um = t.upcast_m, un = t.upcast_n, lm = t.threads_m, ln = t.threads_n, uk = t.unroll_k;
   // (a tile the kernel's limits refuse is the knob's error, caught before any opt is applied)
-  if (um * un * uk > 1024 || lm * ln > renderer_.max_local_size())
+  if (um * un * uk > 1024 || lm * ln > k.renderer().max_local_size())
     throw Error("GEMM_TILE=" + getenv_str("GEMM_TILE") + ": " + std::to_string(um * un * uk) +
                 " values a thread (um*un*uk, at most 1024) and " + std::to_string(lm * ln) +
-                " threads a block (lm*ln, at most " + std::to_string(renderer_.max_local_size()) + ")");
-  if (m() < 0 || n() < 0 || full_shape_[size_t(m())] % (um * lm) != 0 || full_shape_[size_t(n())] % (un * ln) != 0 ||
-      un % 4 != 0 || full_shape_[size_t(first_reduce())] % uk != 0 || full_shape_[size_t(first_reduce())] <= uk)
+                " threads a block (lm*ln, at most " + std::to_string(k.renderer().max_local_size()) + ")");
+  if (m() < 0 || n() < 0 || k.full_shape()[size_t(m())] % (um * lm) != 0 ||
+      k.full_shape()[size_t(n())] % (un * ln) != 0 || un % 4 != 0 ||
+      k.full_shape()[size_t(k.first_reduce())] % uk != 0 || k.full_shape()[size_t(k.first_reduce())] <= uk)
     return false;
   // (each opt moves the dims after the one it splits: look them up again)
   bool ok = try_opt({OptOps::UPCAST, m(), int(um)}) && try_opt({OptOps::UPCAST, n(), 4}) &&
             try_opt({OptOps::LOCAL, m(), int(lm)}) && try_opt({OptOps::LOCAL, n(), int(ln)}) &&
             (un == 4 || try_opt({OptOps::UPCAST, n(), int(un / 4)})) && try_opt({OptOps::UNROLL, 0, int(uk)});
-  if (!ok) throw Error("gemm_opts: a tile opt did not apply to " + name());
+  if (!ok) throw Error("gemm_opts: a tile opt did not apply to " + k.name());
   return true;
 }
 
