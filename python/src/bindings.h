@@ -97,7 +97,7 @@ nb::tuple shape_tuple(const tg::Shape& s);
 void bind_dtype(nb::module_& m);
 void bind_jit(nb::module_& m);
 void bind_variable(nb::module_& m);
-void bind_tensor_core(nb::class_<tg::Tensor>& c);
+void bind_tensor_class(nb::class_<tg::Tensor>& c);
 void bind_tensor_math(nb::class_<tg::Tensor>& c);
 void bind_tensor_shape(nb::class_<tg::Tensor>& c);
 void bind_tensor_nn(nb::class_<tg::Tensor>& c);

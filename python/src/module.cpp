@@ -54,7 +54,7 @@ NB_MODULE(_C, m) {
   tgpy::bind_dtype(m);
   tgpy::bind_variable(m);
   nb::class_<tg::Tensor> tensor(m, "Tensor", nb::type_slots(tgpy::tensor_type_slots()));
-  tgpy::bind_tensor_core(tensor);
+  tgpy::bind_tensor_class(tensor);
   tgpy::bind_tensor_math(tensor);
   tgpy::bind_tensor_shape(tensor);
   tgpy::bind_tensor_nn(tensor);

@@ -50,83 +50,84 @@ Labels parse_term(const std::string& formula, const std::string& term, int64_t n
   return out;
 }
 
-}  // namespace
+// The formula without spaces, split into its input terms and its output term (`has_output` false without "->").
+struct Formula {
+  std::string text;  // as the user wrote it, for messages
+  std::vector<std::string> inputs;
+  std::string output;
+  bool has_output = false;
+};
 
-Tensor Tensor::einsum(const std::string& formula_in, const std::vector<Tensor>& operands) {
+Formula split_formula(const std::string& formula_in, size_t n_operands) {
   std::string formula;
   for (char c : formula_in)
     if (!std::isspace(static_cast<unsigned char>(c))) formula += c;
-  if (operands.empty()) fail(formula_in, "needs at least one operand");
-  size_t arrow = formula.find("->");
-  std::string lhs = formula.substr(0, arrow);
-  std::vector<std::string> terms;
+  if (n_operands == 0) fail(formula_in, "needs at least one operand");
+  Formula f{formula_in, {}, "", false};
+  const size_t arrow = formula.find("->");
+  const std::string lhs = formula.substr(0, arrow);
   for (size_t start = 0;;) {
     size_t comma = lhs.find(',', start);
-    terms.push_back(lhs.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    f.inputs.push_back(lhs.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
     if (comma == std::string::npos) break;
     start = comma + 1;
   }
-  if (terms.size() != operands.size())
-    fail(formula_in, std::to_string(terms.size()) + " input terms for " + std::to_string(operands.size()) +
-                         " operands");
+  if (f.inputs.size() != n_operands)
+    fail(formula_in, std::to_string(f.inputs.size()) + " input terms for " + std::to_string(n_operands) + " operands");
+  if (arrow != std::string::npos) f.has_output = true, f.output = formula.substr(arrow + 2);
+  return f;
+}
 
-  std::vector<Tensor> xs = operands;
-  std::vector<Labels> labels;
-  int64_t max_ell = 0;
-  for (size_t i = 0; i < xs.size(); i++) {
-    int64_t ell = 0;
-    labels.push_back(parse_term(formula_in, terms[i], xs[i].ndim(), &ell));
-    max_ell = std::max(max_ell, ell);
-  }
-
-  // Output labels: as written, or (implicit) the ellipsis dims then the letters used once, in ASCII order.
+// Output labels: as written, or (implicit) the ellipsis dims then the letters used once, in ASCII order.
+Labels output_labels(const Formula& f, const std::vector<Labels>& labels, int64_t max_ell) {
   Labels out;
-  if (arrow != std::string::npos) {
-    std::string rhs = formula.substr(arrow + 2);
-    if (rhs.find("->") != std::string::npos || rhs.find(',') != std::string::npos)
-      fail(formula_in, "the output term \"" + rhs + "\" is malformed");
-    out = parse_term(formula_in, rhs, max_ell, nullptr);
+  if (f.has_output) {
+    if (f.output.find("->") != std::string::npos || f.output.find(',') != std::string::npos)
+      fail(f.text, "the output term \"" + f.output + "\" is malformed");
+    out = parse_term(f.text, f.output, max_ell, nullptr);
     for (size_t i = 0; i < out.size(); i++) {
       if (std::count(out.begin(), out.end(), out[i]) > 1 && out[i] > 0)
-        fail(formula_in, std::string("output label '") + char(out[i]) + "' appears twice");
+        fail(f.text, std::string("output label '") + char(out[i]) + "' appears twice");
       bool found = false;
       for (auto& l : labels) found |= std::find(l.begin(), l.end(), out[i]) != l.end();
-      if (!found && out[i] > 0) fail(formula_in, std::string("output label '") + char(out[i]) + "' is in no input");
+      if (!found && out[i] > 0) fail(f.text, std::string("output label '") + char(out[i]) + "' is in no input");
     }
-  } else {
-    std::map<int, int> count;
-    for (auto& l : labels)
-      for (int c : l) count[c]++;
-    for (int64_t e = max_ell; e >= 1; e--) out.push_back(-int(e));
-    for (auto [c, n] : count)
-      if (c > 0 && n == 1) out.push_back(c);
+    return out;
   }
+  std::map<int, int> count;
+  for (auto& l : labels)
+    for (int c : l) count[c]++;
+  for (int64_t e = max_ell; e >= 1; e--) out.push_back(-int(e));
+  for (auto [c, n] : count)
+    if (c > 0 && n == 1) out.push_back(c);
+  return out;
+}
 
-  // Diagonals for labels repeated inside one operand ("ii->i", "ii").
-  for (size_t i = 0; i < xs.size(); i++) {
-    for (bool again = true; again;) {
-      again = false;
-      Labels& l = labels[i];
-      for (size_t j = 0; j < l.size() && !again; j++) {
-        for (size_t k = j + 1; k < l.size() && !again; k++) {
-          if (l[j] != l[k]) continue;
-          Shape s = xs[i].shape();
-          if (s[j] != s[k])
-            fail(formula_in, std::string("label '") + char(l[j]) + "' of operand " + std::to_string(i) + " " +
-                                 to_string(s) + " has sizes " + std::to_string(s[j]) + " and " +
-                                 std::to_string(s[k]));
-          xs[i] = xs[i].diagonal(0, int64_t(j), int64_t(k));  // x[..., i, ..., i, ...] -> x[..., i], i last
-          int c = l[j];
-          l.erase(l.begin() + int64_t(k));
-          l.erase(l.begin() + int64_t(j));
-          l.push_back(c);
-          again = true;
-        }
+// Diagonals for labels repeated inside one operand ("ii->i", "ii"): x[..., i, ..., i, ...] -> x[..., i], i last.
+void take_diagonals(const std::string& formula, size_t i, Tensor& x, Labels& l) {
+  for (bool again = true; again;) {
+    again = false;
+    for (size_t j = 0; j < l.size() && !again; j++) {
+      for (size_t k = j + 1; k < l.size() && !again; k++) {
+        if (l[j] != l[k]) continue;
+        Shape s = x.shape();
+        if (s[j] != s[k])
+          fail(formula, std::string("label '") + char(l[j]) + "' of operand " + std::to_string(i) + " " +
+                            to_string(s) + " has sizes " + std::to_string(s[j]) + " and " + std::to_string(s[k]));
+        x = x.diagonal(0, int64_t(j), int64_t(k));
+        int c = l[j];
+        l.erase(l.begin() + int64_t(k));
+        l.erase(l.begin() + int64_t(j));
+        l.push_back(c);
+        again = true;
       }
     }
   }
+}
 
-  // One size per label: equal everywhere, or 1 (broadcast).
+// One size per label: equal everywhere, or 1 (broadcast); every output label has one.
+std::map<int, int64_t> label_sizes(const std::string& formula, const std::vector<Tensor>& xs,
+                                   const std::vector<Labels>& labels, const Labels& out) {
   std::map<int, int64_t> size;
   for (size_t i = 0; i < xs.size(); i++) {
     Shape s = xs[i].shape();
@@ -135,30 +136,52 @@ Tensor Tensor::einsum(const std::string& formula_in, const std::vector<Tensor>& 
       if (fresh || it->second == s[d] || s[d] == 1) continue;
       if (it->second != 1) {
         std::string name = labels[i][d] > 0 ? std::string(1, char(labels[i][d])) : std::string("...");
-        fail(formula_in, "label '" + name + "' has sizes " + std::to_string(it->second) + " and " +
-                             std::to_string(s[d]) + " (operand " + std::to_string(i) + " " + to_string(s) + ")");
+        fail(formula, "label '" + name + "' has sizes " + std::to_string(it->second) + " and " + std::to_string(s[d]) +
+                          " (operand " + std::to_string(i) + " " + to_string(s) + ")");
       }
       it->second = s[d];
     }
   }
   for (int c : out) size.emplace(c, 1);  // an output "..." no operand filled
-  Labels alpha;
-  for (auto& [c, n] : size) alpha.push_back(c);
+  return size;
+}
 
-  // Align every operand to alpha, multiply, sum what the output lacks.
+// x (labels l) permuted to sorted labels and reshaped to every label of alpha (size 1 where it lacks one).
+Tensor align(const Tensor& x, const Labels& l, const Labels& alpha) {
+  Labels sorted = l;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<int64_t> order;
+  for (int c : sorted) order.push_back(int64_t(std::find(l.begin(), l.end(), c) - l.begin()));
+  Tensor y = x.ndim() ? x.permute(order) : x;
+  Shape ys = y.shape(), aligned;
+  for (int c : alpha) {
+    auto it = std::find(sorted.begin(), sorted.end(), c);
+    aligned.push_back(it == sorted.end() ? sint(1) : ys[size_t(it - sorted.begin())]);
+  }
+  return y.reshape(aligned);
+}
+
+}  // namespace
+
+Tensor Tensor::einsum(const std::string& formula_in, const std::vector<Tensor>& operands) {
+  const Formula f = split_formula(formula_in, operands.size());
+  std::vector<Tensor> xs = operands;
+  std::vector<Labels> labels;
+  int64_t max_ell = 0;
+  for (size_t i = 0; i < xs.size(); i++) {
+    int64_t ell = 0;
+    labels.push_back(parse_term(formula_in, f.inputs[i], xs[i].ndim(), &ell));
+    max_ell = std::max(max_ell, ell);
+  }
+  const Labels out = output_labels(f, labels, max_ell);
+  for (size_t i = 0; i < xs.size(); i++) take_diagonals(formula_in, i, xs[i], labels[i]);
+  Labels alpha;
+  for (auto& [c, n] : label_sizes(formula_in, xs, labels, out)) alpha.push_back(c);
+
+  // Align every operand to alpha, multiply, sum what the output lacks, put the rest in the output's order.
   std::optional<Tensor> acc;
   for (size_t i = 0; i < xs.size(); i++) {
-    Labels sorted = labels[i];
-    std::sort(sorted.begin(), sorted.end());
-    std::vector<int64_t> order;
-    for (int c : sorted) order.push_back(int64_t(std::find(labels[i].begin(), labels[i].end(), c) - labels[i].begin()));
-    Tensor x = xs[i].ndim() ? xs[i].permute(order) : xs[i];
-    Shape xs_sorted = x.shape(), aligned;
-    for (int c : alpha) {
-      auto it = std::find(sorted.begin(), sorted.end(), c);
-      aligned.push_back(it == sorted.end() ? sint(1) : xs_sorted[size_t(it - sorted.begin())]);
-    }
-    x = x.reshape(aligned);
+    Tensor x = align(xs[i], labels[i], alpha);
     acc = acc ? *acc * x : x;
   }
   std::vector<int64_t> red;

@@ -161,14 +161,10 @@ Tensor take_linear(const Tensor& x, const std::vector<size_t>& dims, const std::
   return valid->reshape(bv).expand(big).reshape(vs).where(r, scalar_like(r, 0));
 }
 
-}  // namespace
-
-Tensor Tensor::operator[](int64_t i) const { return (*this)[std::vector<Index>{Index(i)}]; }
-
-Tensor Tensor::operator[](const std::vector<Index>& indices) const {
-  Shape s = shape();
-  int64_t ndim = int64_t(s.size());
-  // Expand the Ellipsis (or the missing trailing dims) into full slices.
+// The indices with the Ellipsis (or the missing trailing dims) expanded into full slices, one per dim they consume
+// (None consumes none). `fill` is the full slice they point at.
+std::vector<const Index*> expand_ellipsis(const std::vector<Index>& indices, const Shape& s, const Index* fill) {
+  const int64_t ndim = int64_t(s.size());
   int64_t ellipses = 0, real = 0;
   for (const Index& ix : indices) {
     if (std::holds_alternative<EllipsisIndex>(ix.v)) ellipses++;
@@ -179,23 +175,25 @@ Tensor Tensor::operator[](const std::vector<Index>& indices) const {
     throw Error("getitem: too many indices for tensor of shape " + to_string(s) + ": " + std::to_string(ndim) +
                 " dims, but " + std::to_string(real) + " were indexed");
   std::vector<const Index*> full;
-  Index fill_slice{Slice()};
   bool filled = false;
   for (const Index& ix : indices) {
     if (std::holds_alternative<EllipsisIndex>(ix.v)) {
-      for (int64_t k = 0; k < ndim - real; k++) full.push_back(&fill_slice);
+      for (int64_t k = 0; k < ndim - real; k++) full.push_back(fill);
       filled = true;
     } else {
       full.push_back(&ix);
     }
   }
   if (!filled)
-    for (int64_t k = 0; k < ndim - real; k++) full.push_back(&fill_slice);
+    for (int64_t k = 0; k < ndim - real; k++) full.push_back(fill);
+  return full;
+}
 
-  // Parse each entry against the dim it consumes.
+// Each entry parsed against the dim it consumes.
+std::vector<Parsed> parse_indices(const Tensor& self, const std::vector<const Index*>& full) {
+  const Shape s = self.shape();
   std::vector<Parsed> parsed;
   int64_t dim = 0;
-  bool any_tensor = false;
   for (const Index* ix : full) {
     if (std::holds_alternative<NoneIndex>(ix->v)) {
       parsed.push_back(Parsed{Parsed::kNone});
@@ -213,18 +211,20 @@ Tensor Tensor::operator[](const std::vector<Index>& indices) const {
     } else if (auto* sl = std::get_if<Slice>(&ix->v)) {
       parsed.push_back(parse_slice(*sl, n));
     } else {
-      Tensor t = indexing::checked_index("getitem", *this, std::get<Tensor>(ix->v));
+      Tensor t = indexing::checked_index("getitem", self, std::get<Tensor>(ix->v));
       Parsed p{Parsed::kTensor};
       p.size = n, p.begin = 0, p.end = n;
       p.tensor = (t < 0).where(t + n, t);  // negative indices count from the end
       parsed.push_back(p);
-      any_tensor = true;
     }
     dim++;
   }
+  return parsed;
+}
 
-  // Views: shrink to the kept ranges, flip the negative steps, then take every stride-th element by padding
-  // to a multiple of the stride, splitting the dim in (size, stride) and keeping column 0.
+// The basic indices as views: shrink to the kept ranges, flip the negative steps, then take every stride-th element
+// by padding to a multiple of the stride, splitting the dim in (size, stride) and keeping column 0.
+Tensor slice_views(const Tensor& self, const std::vector<Parsed>& parsed) {
   PadArg bounds;
   std::vector<int64_t> flips;
   for (const Parsed& p : parsed) {
@@ -232,26 +232,36 @@ Tensor Tensor::operator[](const std::vector<Index>& indices) const {
     if (p.stride < 0) flips.push_back(int64_t(bounds.size()));
     bounds.emplace_back(p.begin, p.end);
   }
-  Tensor x = shrink(bounds).flip(flips);
+  Tensor x = self.shrink(bounds).flip(flips);
   bool strided = false;
   for (const Parsed& p : parsed) strided |= p.kind != Parsed::kNone && p.stride != 1 && p.stride != -1;
-  if (strided) {
-    Shape xs = x.shape(), split, keep_shape;
-    PadArg grow, keep;
-    size_t k = 0;
-    for (const Parsed& p : parsed) {
-      if (p.kind == Parsed::kNone) continue;
-      int64_t st = p.stride < 0 ? -p.stride : p.stride;
-      grow.emplace_back(0, p.size * st - xs[k]);
-      split.push_back(p.size);
-      split.push_back(st);
-      keep.emplace_back(0, p.size);
-      keep.emplace_back(0, 1);
-      keep_shape.push_back(p.size);
-      k++;
-    }
-    x = x.pad(grow).reshape(split).shrink(keep).reshape(keep_shape);
+  if (!strided) return x;
+  Shape xs = x.shape(), split, keep_shape;
+  PadArg grow, keep;
+  size_t k = 0;
+  for (const Parsed& p : parsed) {
+    if (p.kind == Parsed::kNone) continue;
+    int64_t st = p.stride < 0 ? -p.stride : p.stride;
+    grow.emplace_back(0, p.size * st - xs[k]);
+    split.push_back(p.size);
+    split.push_back(st);
+    keep.emplace_back(0, p.size);
+    keep.emplace_back(0, 1);
+    keep_shape.push_back(p.size);
+    k++;
   }
+  return x.pad(grow).reshape(split).shrink(keep).reshape(keep_shape);
+}
+
+}  // namespace
+
+Tensor Tensor::operator[](int64_t i) const { return (*this)[std::vector<Index>{Index(i)}]; }
+
+Tensor Tensor::operator[](const std::vector<Index>& indices) const {
+  const Index fill_slice{Slice()};
+  const std::vector<Parsed> parsed = parse_indices(*this, expand_ellipsis(indices, shape(), &fill_slice));
+  Tensor x = slice_views(*this, parsed);
+  // The kept dims (an int index drops its dim, None adds one), and where the tensor indices are among them.
   Shape kept;
   std::vector<size_t> tdims;
   std::vector<Tensor> tensors;
@@ -266,7 +276,7 @@ Tensor Tensor::operator[](const std::vector<Index>& indices) const {
     kept.push_back(p.kind == Parsed::kNone ? 1 : p.size);
   }
   x = x.reshape(kept);
-  if (!any_tensor) return x;
+  if (tensors.empty()) return x;
 
   Shape big = indexing::broadcast_shapes("getitem", "tensor indices", tshapes);
   bool consecutive = tdims.back() - tdims.front() + 1 == tdims.size();

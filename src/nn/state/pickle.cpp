@@ -1,4 +1,5 @@
-// The pickle interpreter: one switch over opcodes, a value stack, a mark stack and a memo.
+// The pickle interpreter: a loop over opcodes (one handler per kind of opcode), a value stack, a mark stack and a
+// memo.
 #include "nn/state/pickle.h"
 
 #include <cstdio>
@@ -130,207 +131,225 @@ std::string Unpickler::line() {
   return s;
 }
 
-PyObj* Unpickler::load() {
-  using K = PyObj::Kind;
-  auto need = [&](size_t n) {
-    if (n > size_ - pos_) fail("truncated: opcode argument needs " + std::to_string(n) + " bytes");
-  };
-  auto le = [&](size_t n) {
-    need(n);
-    uint64_t v = 0;
-    for (size_t k = n; k-- > 0;) v = (v << 8) | data_[pos_ + k];
-    pos_ += n;
-    return v;
-  };
-  auto push = [&](PyObj* o) { stack_.push_back(o); };
-  auto push_int = [&](int64_t v) {
-    PyObj* o = make(K::Int);
-    o->i = v;
-    push(o);
-  };
-  auto tuple_of = [&](std::vector<PyObj*> items) {
-    PyObj* t = make(K::Tuple);
-    t->items = std::move(items);
-    push(t);
-  };
-  auto memo_get = [&](uint64_t idx) {
-    auto it = memo_.find(idx);
-    if (it == memo_.end()) fail("memo key " + std::to_string(idx) + " was never stored");
-    push(it->second);
-  };
-  auto long_bytes = [&](uint64_t n) {  // little-endian two's complement
-    if (n > size_ - pos_) fail("truncated: a LONG of " + std::to_string(n) + " bytes runs past the end");
-    PyObj* o = make(K::Int);
-    if (n > 8) {
-      o->big = true;  // kept as a marker: no tensor metadata needs such a number
-      pos_ += size_t(n);
-    } else if (n > 0) {
-      uint64_t v = le(size_t(n));
-      if (n < 8 && (v >> (8 * n - 1)) & 1) v |= ~uint64_t(0) << (8 * n);  // sign-extend
-      o->i = int64_t(v);
-    }
-    push(o);
-  };
-  auto add_items = [&](PyObj* target, const std::vector<PyObj*>& kv, bool dict) {
-    if (dict) {
-      if (target->kind != K::Dict) fail("SETITEM(S) on a " + std::string(PyObj::kind_name(target->kind)));
-      if (kv.size() % 2) fail("SETITEMS with an odd number of items");
-    } else if (target->kind != K::List) {
-      fail("APPEND(S) on a " + std::string(PyObj::kind_name(target->kind)));
-    }
-    target->items.insert(target->items.end(), kv.begin(), kv.end());
-  };
+uint64_t Unpickler::le(size_t n) {
+  if (n > size_ - pos_) fail("truncated: opcode argument needs " + std::to_string(n) + " bytes");
+  uint64_t v = 0;
+  for (size_t k = n; k-- > 0;) v = (v << 8) | data_[pos_ + k];
+  pos_ += n;
+  return v;
+}
 
+void Unpickler::push_int(int64_t v) {
+  PyObj* o = make(PyObj::Kind::Int);
+  o->i = v;
+  push(o);
+}
+
+void Unpickler::push_tuple(std::vector<PyObj*> items) {
+  PyObj* t = make(PyObj::Kind::Tuple);
+  t->items = std::move(items);
+  push(t);
+}
+
+void Unpickler::push_long(uint64_t n) {
+  if (n > size_ - pos_) fail("truncated: a LONG of " + std::to_string(n) + " bytes runs past the end");
+  PyObj* o = make(PyObj::Kind::Int);
+  if (n > 8) {
+    o->big = true;  // kept as a marker: no tensor metadata needs such a number
+    pos_ += size_t(n);
+  } else if (n > 0) {
+    uint64_t v = le(size_t(n));
+    if (n < 8 && (v >> (8 * n - 1)) & 1) v |= ~uint64_t(0) << (8 * n);  // sign-extend
+    o->i = int64_t(v);
+  }
+  push(o);
+}
+
+void Unpickler::push_memo(uint64_t idx) {
+  auto it = memo_.find(idx);
+  if (it == memo_.end()) fail("memo key " + std::to_string(idx) + " was never stored");
+  push(it->second);
+}
+
+void Unpickler::add_items(PyObj* target, const std::vector<PyObj*>& items, bool dict) {
+  if (dict) {
+    if (target->kind != PyObj::Kind::Dict) fail("SETITEM(S) on a " + std::string(PyObj::kind_name(target->kind)));
+    if (items.size() % 2) fail("SETITEMS with an odd number of items");
+  } else if (target->kind != PyObj::Kind::List) {
+    fail("APPEND(S) on a " + std::string(PyObj::kind_name(target->kind)));
+  }
+  target->items.insert(target->items.end(), items.begin(), items.end());
+}
+
+PyObj* Unpickler::load() {
   while (true) {
     op_pos_ = pos_;
     if (pos_ >= size_) fail("truncated: no STOP opcode");
-    uint8_t op = data_[pos_++];
-    switch (op) {
-      case PROTO:
-        if (le(1) > 5) fail("unsupported pickle protocol");
-        break;
-      case FRAME: le(8); break;  // only a size hint
-      case STOP: return pop();
-      case MARK: marks_.push_back(stack_.size()); break;
-      case EMPTY_TUPLE: tuple_of({}); break;
-      case EMPTY_LIST: push(make(K::List)); break;
-      case EMPTY_DICT: push(make(K::Dict)); break;
-      case EMPTY_SET: push(make(K::List)); break;  // sets are kept as lists
-      case TUPLE: tuple_of(pop_mark()); break;
-      case TUPLE1: tuple_of({pop()}); break;
-      case TUPLE2: {
-        PyObj* b = pop();
-        tuple_of({pop(), b});
-        break;
-      }
-      case TUPLE3: {
-        PyObj* c = pop();
-        PyObj* b = pop();
-        tuple_of({pop(), b, c});
-        break;
-      }
-      case LIST:
-      case FROZENSET: {
-        PyObj* l = make(K::List);
-        l->items = pop_mark();
-        push(l);
-        break;
-      }
-      case DICT: {
-        PyObj* d = make(K::Dict);
-        add_items(d, pop_mark(), true);
-        push(d);
-        break;
-      }
-      case APPEND: {
-        PyObj* v = pop();
-        add_items(top(), {v}, false);
-        break;
-      }
-      case APPENDS:
-      case ADDITEMS: {
-        std::vector<PyObj*> items = pop_mark();
-        add_items(top(), items, false);
-        break;
-      }
-      case SETITEM: {
-        PyObj* v = pop();
-        PyObj* k = pop();
-        add_items(top(), {k, v}, true);
-        break;
-      }
-      case SETITEMS: {
-        std::vector<PyObj*> items = pop_mark();
-        add_items(top(), items, true);
-        break;
-      }
-      case BINPUT: memo_[le(1)] = top(); break;
-      case LONG_BINPUT: memo_[le(4)] = top(); break;
-      case MEMOIZE: memo_[memo_.size()] = top(); break;
-      case BINGET: memo_get(le(1)); break;
-      case LONG_BINGET: memo_get(le(4)); break;
-      case GLOBAL: {
-        PyObj* g = make(K::Global);
-        g->s = line();
-        g->name = line();
-        push(g);
-        break;
-      }
-      case STACK_GLOBAL: {
-        PyObj* name = pop();
-        PyObj* mod = pop();
-        if (name->kind != K::Str || mod->kind != K::Str) fail("STACK_GLOBAL needs two strings");
-        PyObj* g = make(K::Global);
-        g->s = mod->s;
-        g->name = name->s;
-        push(g);
-        break;
-      }
-      case REDUCE:
-      case NEWOBJ:
-      case NEWOBJ_EX: {
-        if (op == NEWOBJ_EX) pop();  // kwargs
-        PyObj* args = pop();
-        PyObj* callable = pop();
-        if (args->kind != K::Tuple) fail("call arguments are a " + std::string(PyObj::kind_name(args->kind)));
-        push(hooks_.call(*this, callable, args));
-        break;
-      }
-      case BUILD: {
-        PyObj* state = pop();
-        hooks_.build(*this, top(), state);
-        break;
-      }
-      case BINPERSID: {
-        PyObj* pid = pop();
-        push(hooks_.persistent_load(*this, pid));
-        break;
-      }
-      case BININT: push_int(int32_t(uint32_t(le(4)))); break;
-      case BININT1: push_int(int64_t(le(1))); break;
-      case BININT2: push_int(int64_t(le(2))); break;
-      case LONG1: long_bytes(le(1)); break;
-      case LONG4: long_bytes(le(4)); break;
-      case NONE: push(make(K::None)); break;
-      case NEWTRUE:
-      case NEWFALSE: {
-        PyObj* b = make(K::Bool);
-        b->i = op == NEWTRUE;
-        push(b);
-        break;
-      }
-      case BINFLOAT: {  // big-endian
-        need(8);
-        uint64_t bits = 0;
-        for (int k = 0; k < 8; k++) bits = (bits << 8) | data_[pos_ + size_t(k)];
-        pos_ += 8;
-        PyObj* o = make(K::Float);
-        std::memcpy(&o->f, &bits, 8);
-        push(o);
-        break;
-      }
-      case BINUNICODE: push(make_str(K::Str, le(4))); break;
-      case SHORT_BINUNICODE: push(make_str(K::Str, le(1))); break;
-      case BINUNICODE8: push(make_str(K::Str, le(8))); break;
-      case SHORT_BINSTRING: push(make_str(K::Str, le(1))); break;
-      case BINSTRING: {
-        auto n = int32_t(uint32_t(le(4)));
-        if (n < 0) fail("negative BINSTRING length");
-        push(make_str(K::Str, uint64_t(n)));
-        break;
-      }
-      case SHORT_BINBYTES: push(make_str(K::Bytes, le(1))); break;
-      case BINBYTES: push(make_str(K::Bytes, le(4))); break;
-      case BINBYTES8: push(make_str(K::Bytes, le(8))); break;
-      case POP: pop(); break;
-      case POP_MARK: pop_mark(); break;
-      case DUP: push(top()); break;
-      default: {
-        char hex[8];
-        std::snprintf(hex, sizeof(hex), "0x%02x", op);
-        fail(std::string("unsupported opcode ") + hex);
-      }
+    const uint8_t op = data_[pos_++];
+    if (op == STOP) return pop();
+    if (container_op(op) || object_op(op) || scalar_op(op)) continue;
+    char hex[8];
+    std::snprintf(hex, sizeof(hex), "0x%02x", op);
+    fail(std::string("unsupported opcode ") + hex);
+  }
+}
+
+bool Unpickler::container_op(uint8_t op) {
+  using K = PyObj::Kind;
+  switch (op) {
+    case MARK: marks_.push_back(stack_.size()); return true;
+    case EMPTY_TUPLE: push_tuple({}); return true;
+    case EMPTY_LIST: push(make(K::List)); return true;
+    case EMPTY_DICT: push(make(K::Dict)); return true;
+    case EMPTY_SET: push(make(K::List)); return true;  // sets are kept as lists
+    case TUPLE: push_tuple(pop_mark()); return true;
+    case TUPLE1: push_tuple({pop()}); return true;
+    case TUPLE2: {
+      PyObj* b = pop();
+      push_tuple({pop(), b});
+      return true;
     }
+    case TUPLE3: {
+      PyObj* c = pop();
+      PyObj* b = pop();
+      push_tuple({pop(), b, c});
+      return true;
+    }
+    case LIST:
+    case FROZENSET: {
+      PyObj* l = make(K::List);
+      l->items = pop_mark();
+      push(l);
+      return true;
+    }
+    case DICT: {
+      PyObj* d = make(K::Dict);
+      add_items(d, pop_mark(), true);
+      push(d);
+      return true;
+    }
+    case APPEND: {
+      PyObj* v = pop();
+      add_items(top(), {v}, false);
+      return true;
+    }
+    case APPENDS:
+    case ADDITEMS: {
+      std::vector<PyObj*> items = pop_mark();
+      add_items(top(), items, false);
+      return true;
+    }
+    case SETITEM: {
+      PyObj* v = pop();
+      PyObj* k = pop();
+      add_items(top(), {k, v}, true);
+      return true;
+    }
+    case SETITEMS: {
+      std::vector<PyObj*> items = pop_mark();
+      add_items(top(), items, true);
+      return true;
+    }
+    default: return false;
+  }
+}
+
+bool Unpickler::object_op(uint8_t op) {
+  using K = PyObj::Kind;
+  switch (op) {
+    case BINPUT: memo_[le(1)] = top(); return true;
+    case LONG_BINPUT: memo_[le(4)] = top(); return true;
+    case MEMOIZE: memo_[memo_.size()] = top(); return true;
+    case BINGET: push_memo(le(1)); return true;
+    case LONG_BINGET: push_memo(le(4)); return true;
+    case GLOBAL: {
+      PyObj* g = make(K::Global);
+      g->s = line();
+      g->name = line();
+      push(g);
+      return true;
+    }
+    case STACK_GLOBAL: {
+      PyObj* name = pop();
+      PyObj* mod = pop();
+      if (name->kind != K::Str || mod->kind != K::Str) fail("STACK_GLOBAL needs two strings");
+      PyObj* g = make(K::Global);
+      g->s = mod->s;
+      g->name = name->s;
+      push(g);
+      return true;
+    }
+    case REDUCE:
+    case NEWOBJ:
+    case NEWOBJ_EX: {
+      if (op == NEWOBJ_EX) pop();  // kwargs
+      PyObj* args = pop();
+      PyObj* callable = pop();
+      if (args->kind != K::Tuple) fail("call arguments are a " + std::string(PyObj::kind_name(args->kind)));
+      push(hooks_.call(*this, callable, args));
+      return true;
+    }
+    case BUILD: {
+      PyObj* state = pop();
+      hooks_.build(*this, top(), state);
+      return true;
+    }
+    case BINPERSID: {
+      PyObj* pid = pop();
+      push(hooks_.persistent_load(*this, pid));
+      return true;
+    }
+    default: return false;
+  }
+}
+
+bool Unpickler::scalar_op(uint8_t op) {
+  using K = PyObj::Kind;
+  switch (op) {
+    case PROTO:
+      if (le(1) > 5) fail("unsupported pickle protocol");
+      return true;
+    case FRAME: le(8); return true;  // only a size hint
+    case BININT: push_int(int32_t(uint32_t(le(4)))); return true;
+    case BININT1: push_int(int64_t(le(1))); return true;
+    case BININT2: push_int(int64_t(le(2))); return true;
+    case LONG1: push_long(le(1)); return true;
+    case LONG4: push_long(le(4)); return true;
+    case NONE: push(make(K::None)); return true;
+    case NEWTRUE:
+    case NEWFALSE: {
+      PyObj* b = make(K::Bool);
+      b->i = op == NEWTRUE;
+      push(b);
+      return true;
+    }
+    case BINFLOAT: {  // big-endian
+      if (size_ - pos_ < 8) fail("truncated: opcode argument needs 8 bytes");
+      uint64_t bits = 0;
+      for (int k = 0; k < 8; k++) bits = (bits << 8) | data_[pos_ + size_t(k)];
+      pos_ += 8;
+      PyObj* o = make(K::Float);
+      std::memcpy(&o->f, &bits, 8);
+      push(o);
+      return true;
+    }
+    case BINUNICODE: push(make_str(K::Str, le(4))); return true;
+    case SHORT_BINUNICODE: push(make_str(K::Str, le(1))); return true;
+    case BINUNICODE8: push(make_str(K::Str, le(8))); return true;
+    case SHORT_BINSTRING: push(make_str(K::Str, le(1))); return true;
+    case BINSTRING: {
+      auto n = int32_t(uint32_t(le(4)));
+      if (n < 0) fail("negative BINSTRING length");
+      push(make_str(K::Str, uint64_t(n)));
+      return true;
+    }
+    case SHORT_BINBYTES: push(make_str(K::Bytes, le(1))); return true;
+    case BINBYTES: push(make_str(K::Bytes, le(4))); return true;
+    case BINBYTES8: push(make_str(K::Bytes, le(8))); return true;
+    case POP: pop(); return true;
+    case POP_MARK: pop_mark(); return true;
+    case DUP: push(top()); return true;
+    default: return false;
   }
 }
 

@@ -54,6 +54,18 @@ class Unpickler {
   std::vector<PyObj*> pop_mark();
   PyObj* make_str(PyObj::Kind k, uint64_t n);
   std::string line();  // text argument of GLOBAL, up to '\n'
+  uint64_t le(size_t n);  // an n-byte little-endian argument
+  void push(PyObj* o) { stack_.push_back(o); }
+  void push_int(int64_t v);
+  void push_tuple(std::vector<PyObj*> items);
+  void push_long(uint64_t n);  // LONG1/LONG4: n bytes of little-endian two's complement
+  void push_memo(uint64_t idx);
+  void add_items(PyObj* target, const std::vector<PyObj*>& items, bool dict);  // APPEND(S), SETITEM(S)
+  // The opcodes by kind, each false where `op` is not one of its kind: building tuples, lists and dicts; the memo,
+  // globals and calls; numbers, strings and the stack itself.
+  bool container_op(uint8_t op);
+  bool object_op(uint8_t op);
+  bool scalar_op(uint8_t op);
 
   const uint8_t* data_;
   size_t size_;

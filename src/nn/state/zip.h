@@ -37,7 +37,15 @@ class ZipArchive {
   ZipData read(const ZipEntry& e) const;
 
  private:
+  // Where the central directory is and how many entries it has (from the end record, or its zip64 form).
+  struct CentralDirectory {
+    uint64_t count = 0, size = 0, offset = 0;
+  };
+  CentralDirectory find_central_directory() const;
   void read_central_directory();
+  // One central directory entry (its zip64 extra field applied), and where its data lies after its local header.
+  ZipEntry read_entry(Reader& cd, uint64_t cd_offset) const;
+  void locate_data(ZipEntry& e, uint64_t local) const;
   std::shared_ptr<const FileBytes> f_;
   const char* who_;
   std::vector<ZipEntry> entries_;

@@ -42,7 +42,7 @@ auto creation(F f) {
 
 }  // namespace
 
-void bind_tensor_core(nb::class_<Tensor>& c) {
+void bind_tensor_class(nb::class_<Tensor>& c) {
   c.def(
        "__init__",
        [](Tensor* self, nb::handle data, nb::handle device, nb::handle dtype, nb::handle rg) {
