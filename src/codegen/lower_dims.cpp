@@ -1,5 +1,5 @@
 // Which dims of a kernel's full shape become loops, launch indices (SPECIAL) or upcast placeholders is decided by
-// the Lowerer's constructor from these two facts: the GPU launch axis of each dim, and the index dtype.
+// LowerCtx's constructor from these two facts: the GPU launch axis of each dim, and the index dtype.
 #include <algorithm>
 
 #include "codegen/lowerer_internal.h"
@@ -38,8 +38,8 @@ std::vector<std::optional<SpecialArg>> launch_axes(const Kernel& k) {
 // by row, 517 with n = 2, 522 with 8, 640 with 16; at 4096 n = 2 gave 451 against 581 (x @ w.T: no change).
 static ContextVar TC_SWIZZLE("TC_SWIZZLE", -1);
 
-void Lowerer::swizzle_block_order(const std::vector<std::optional<SpecialArg>>& launch) {
-  const int64_t group = TC_SWIZZLE >= 0 ? int64_t(TC_SWIZZLE) : k_.renderer().tma() ? 0 : 8;
+void swizzle_block_order(LowerCtx& ctx, const std::vector<std::optional<SpecialArg>>& launch) {
+  const int64_t group = TC_SWIZZLE >= 0 ? int64_t(TC_SWIZZLE) : ctx.k.renderer().tma() ? 0 : 8;
   int dx = -1, dy = -1;  // the dims of gidx0 and gidx1
   for (size_t d = 0; d < launch.size(); d++)
     if (launch[d] && launch[d]->axis == LaunchAxis::GROUP && launch[d]->dim < 2)
@@ -51,10 +51,10 @@ void Lowerer::swizzle_block_order(const std::vector<std::optional<SpecialArg>>& 
   // offset q = (y % group) * g0 + x runs down a column of the group first: (x', y') = (q / group, q % group). A
   // wave of resident blocks then covers `group` rows and few columns, whose operand tiles share L2, instead of
   // one row and all of B's columns.
-  const UOpPtr x = dims_[size_t(dx)], y = dims_[size_t(dy)];
-  const UOpPtr q = mod(y, ci(group)) * ci(g0) + x;
-  dims_[size_t(dx)] = simplify(idiv(q, ci(group)));
-  dims_[size_t(dy)] = simplify(idiv(y, ci(group)) * ci(group) + mod(q, ci(group)));
+  const UOpPtr x = ctx.dims[size_t(dx)], y = ctx.dims[size_t(dy)];
+  const UOpPtr q = mod(y, ctx.ci(group)) * ctx.ci(g0) + x;
+  ctx.dims[size_t(dx)] = simplify(idiv(q, ctx.ci(group)));
+  ctx.dims[size_t(dy)] = simplify(idiv(y, ctx.ci(group)) * ctx.ci(group) + mod(q, ctx.ci(group)));
 }
 
 namespace {
@@ -101,6 +101,73 @@ DType index_dtype(const Kernel& k, const UOpPtr& ast) {
     }
   }
   return dtypes::int32;
+}
+
+namespace {
+// The ops a kernel AST is made of (schedule/): anything else is a bug upstream, named here.
+bool is_ast_op(Ops op) {
+  static const std::vector<Ops> ast_ops{Ops::SINK,          Ops::STORE,      Ops::LOAD,        Ops::VIEW, Ops::CONST,
+                                        Ops::DEFINE_GLOBAL, Ops::DEFINE_VAR, Ops::REDUCE_AXIS, Ops::CAST, Ops::BITCAST};
+  return is_alu(op) || std::find(ast_ops.begin(), ast_ops.end(), op) != ast_ops.end();
+}
+}  // namespace
+
+LowerCtx::LowerCtx(const Kernel& kernel, const UOpPtr& ast)
+    : k(kernel), ren(kernel.renderer()), idx_dt(index_dtype(kernel, ast)) {
+  LowerCtx& ctx = *this;
+  const Shape& fs = k.full_shape();
+  const auto& kinds = k.kinds();
+  const int vdim = k.vector_dim();
+  const std::vector<std::optional<SpecialArg>> launch = launch_axes(k);
+  for (size_t d = 0; d < fs.size(); d++) {
+    UOpPtr r = UOp::make(Ops::RANGE, ctx.idx_dt, {ctx.ci(0), sint_to_uop(fs[d], ctx.idx_dt)}, int64_t(d));
+    switch (kinds[d]) {
+      case AxisKind::THREAD:
+        r = UOp::make(Ops::SPECIAL, ctx.idx_dt, {}, SpecialArg{LaunchAxis::CORE, 0, fs[d]});
+        break;
+      case AxisKind::LOOP:
+      case AxisKind::LOCAL:
+      case AxisKind::GROUP:
+        if (launch[d]) r = UOp::make(Ops::SPECIAL, ctx.idx_dt, {}, *launch[d]);
+        if (int(d) == k.dim_of(TcRole::LANE_T)) r = mod(r, ctx.ci(4));  // lane = 4g + t
+        if (int(d) == k.dim_of(TcRole::LANE_G)) r = idiv(r, ctx.ci(4));
+        if (kinds[d] == AxisKind::GROUP) ctx.group_dims.push_back(d);
+        if (kinds[d] != AxisKind::LOOP) ctx.thread_dims.push_back(d);
+        break;
+      case AxisKind::REDUCE:
+        ctx.reduce_ranges.push_back(r);
+        break;
+      case AxisKind::UNROLL:
+      case AxisKind::UPCAST:
+        // A placeholder: substituted by each of its values before anything is built from it.
+        if (int(d) == vdim) {
+          ctx.vector_placeholder = r;
+          ctx.vector_width = fs[d];
+          ctx.vector_unrolled = kinds[d] == AxisKind::UNROLL;
+        } else {
+          if (kinds[d] == AxisKind::UNROLL) ctx.unroll_mask |= uint64_t(1) << ctx.upcasts.size();
+          ctx.upcasts.push_back({r, fs[d], d});
+        }
+        break;
+    }
+    ctx.dims.push_back(r);
+  }
+  if (ctx.upcasts.size() > 60) throw Error("lower: too many upcast dims");
+  // Dims of size 0: an empty output has nothing to store; a reduce over nothing is its identity and reads
+  // nothing. (The loops alone would not be enough: a RANGE over nothing simplifies away, and the loads in
+  // it would run once, out of bounds.)
+  for (size_t d = 0; d < fs.size(); d++) {
+    bool reduced = kinds[d] == AxisKind::REDUCE || kinds[d] == AxisKind::GROUP || kinds[d] == AxisKind::UNROLL;
+    if (fs[d] == 0) (reduced ? ctx.empty_reduce : ctx.empty_output) = true;
+  }
+  if (k.tensor_core() && ctx.ren.async_copies()) flatten_reduce_loops(ctx);
+  if (k.tensor_core()) swizzle_block_order(ctx, launch);
+  for (const UOp* u : toposort(ast)) {
+    if (!is_ast_op(u->op)) throw Error(std::string("lower: unexpected ") + op_name(u->op) + " in a kernel AST");
+    if (u->op == Ops::DEFINE_GLOBAL) ctx.globals.push_back(u->ptr());
+  }
+  find_nested_reduces(ctx, ast);
+  if (k.tensor_core()) find_tc_loads(ctx, ast);
 }
 
 }  // namespace tg::lowering

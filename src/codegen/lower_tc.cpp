@@ -11,65 +11,65 @@
 
 namespace tg::lowering {
 
-size_t Lowerer::ua_of_dim(int d) const {
-  for (size_t i = 0; i < ua_.size(); i++)
-    if (int(ua_[i].dim) == d) return i;
+size_t upcast_of_dim(const LowerCtx& ctx, int d) {
+  for (size_t i = 0; i < ctx.upcasts.size(); i++)
+    if (int(ctx.upcasts[i].dim) == d) return i;
   throw Error("lower: dim " + std::to_string(d) + " is not an upcast dim");
 }
 
-void Lowerer::find_tc_loads(const UOpPtr& ast) {
-  const TcSetup& tcs = *k_.tensor_core();
+void find_tc_loads(LowerCtx& ctx, const UOpPtr& ast) {
+  const TcSetup& tcs = *ctx.k.tensor_core();
   for (const UOp* x : toposort(ast))
     if (x->op == Ops::REDUCE_AXIS)
       for (const UOp* l : toposort(x->src.at(0)))
         if (l->op == Ops::LOAD) {
-          if (l->src.at(1)->get<ShapeTracker>() == k_.sts()[tcs.a])
-            tc_a_ = l;
-          else if (l->src.at(1)->get<ShapeTracker>() == k_.sts()[tcs.b])
-            tc_b_ = l;
+          if (l->src.at(1)->get<ShapeTracker>() == ctx.k.sts()[tcs.a])
+            ctx.tc_a = l;
+          else if (l->src.at(1)->get<ShapeTracker>() == ctx.k.sts()[tcs.b])
+            ctx.tc_b = l;
         }
-  if (!tc_a_ || !tc_b_) throw Error("lower: the tensor core's loads are not under the reduce");
+  if (!ctx.tc_a || !ctx.tc_b) throw Error("lower: the tensor core's loads are not under the reduce");
 }
 
-UOpPtr Lowerer::lower_tc_reduce(const UOpPtr& u) {
-  const TcSetup& tcs = *k_.tensor_core();
-  const UOp *la = tc_a_, *lb = tc_b_;
-  if (!tc_regs_.count(la) || !tc_regs_.count(lb)) throw Error("lower: the tensor core's loads were not expanded");
-  const Info ia = unpack(tc_regs_.at(la)), ib = unpack(tc_regs_.at(lb));
-  const size_t mhi = ua_of(TcRole::M_HI), nlo = ua_of(TcRole::N_LO);
+UOpPtr lower_tc_reduce(LowerCtx& ctx, const UOpPtr& u) {
+  const TcSetup& tcs = *ctx.k.tensor_core();
+  const UOp *la = ctx.tc_a, *lb = ctx.tc_b;
+  if (!ctx.tc_regs.count(la) || !ctx.tc_regs.count(lb)) throw Error("lower: the tensor core's loads were not expanded");
+  const Unrolled ia = unpack(ctx.tc_regs.at(la)), ib = unpack(ctx.tc_regs.at(lb));
+  const size_t mhi = upcast_of(ctx, TcRole::M_HI), nlo = upcast_of(ctx, TcRole::N_LO);
   const bool has_klo = tcs.tc.k_lo() > 1;  // (tf32 has none)
-  const size_t khi = ua_of(TcRole::K_HI), kmid = ua_of(TcRole::K_MID), klo = has_klo ? ua_of(TcRole::K_LO) : kmid;
+  const size_t khi = upcast_of(ctx, TcRole::K_HI), kmid = upcast_of(ctx, TcRole::K_MID), klo = has_klo ? upcast_of(ctx, TcRole::K_LO) : kmid;
   const uint64_t tc_unroll = (uint64_t(1) << khi) | (uint64_t(1) << klo) | (uint64_t(1) << kmid);
-  const uint64_t other_unroll = unroll_mask_ & ~tc_unroll;
-  Info in{((ia.mask | ib.mask) & ~unroll_mask_) | (uint64_t(1) << mhi) | (uint64_t(1) << nlo), {}};
+  const uint64_t other_unroll = ctx.unroll_mask & ~tc_unroll;
+  Unrolled in{((ia.mask | ib.mask) & ~ctx.unroll_mask) | (uint64_t(1) << mhi) | (uint64_t(1) << nlo), {}};
   // A and B through shared memory where the kernel allows (codegen/tc_staging.h)
-  std::optional<Staging> staging;  // (a tf32 core's operands are staged as plain loads: Lowerer::stage_shared_loads)
-  if (reduce_ranges_.size() == 1 && Staging::fragments(k_))
-    staging = Staging::plan({k_, dims_, reduce_ranges_[0], {tcs.a, tcs.b}, {la->src[0], lb->src[0]}});
+  std::optional<Staging> staging;  // (a tf32 core's operands are staged as plain loads: stage_shared_loads)
+  if (ctx.reduce_ranges.size() == 1 && Staging::fragments(ctx.k))
+    staging = Staging::plan({ctx.k, ctx.dims, ctx.reduce_ranges[0], {tcs.a, tcs.b}, {la->src[0], lb->src[0]}});
   // WGMMA: one per warpgroup, tile and K step; its lanes are C's registers 4 j + 2 M_HI + N_LO (j: n-tile dim)
   const bool wg = staging && staging->wgmma();
-  std::vector<size_t> jx;  // the n-tile dims (ua_ indices), innermost first
+  std::vector<size_t> jx;  // the n-tile dims (ctx.upcasts indices), innermost first
   if (wg)
-    for (int d : staging->ntile_dims()) jx.push_back(ua_of_dim(d));
+    for (int d : staging->ntile_dims()) jx.push_back(upcast_of_dim(ctx, d));
   auto ntile = [&](const Combo& cb) {  // j, the 8-column tile of the WGMMA's n
     int64_t j = 0;
-    for (size_t i = jx.size(); i-- > 0;) j = j * ua_[jx[i]].size + cb[jx[i]];
+    for (size_t i = jx.size(); i-- > 0;) j = j * ctx.upcasts[jx[i]].size + cb[jx[i]];
     return j;
   };
   std::unordered_map<int64_t, std::vector<UOpPtr>> tiles;  // tile (M_HI = N_LO = 0) -> C's lanes
-  for (int64_t k = 0; k < count(in.mask); k++) {
-    Combo cb = decode(in.mask, k), base = cb;
+  for (int64_t k = 0; k < combo_count(ctx, in.mask); k++) {
+    Combo cb = decode_combo(ctx, in.mask, k), base = cb;
     base[mhi] = base[nlo] = 0;
     for (size_t x : jx) base[x] = 0;
-    auto [it, fresh] = tiles.try_emplace(key(in.mask, base));
+    auto [it, fresh] = tiles.try_emplace(combo_key(ctx, in.mask, base));
     if (fresh && wg)
-      it->second = wgmma_tile(tcs, base, other_unroll, *staging);
+      it->second = wgmma_tile(ctx, tcs, base, other_unroll, *staging);
     else if (fresh)
-      it->second = wmma_tile(tcs.tc, base, other_unroll, {mhi, khi, klo}, {&ia, &ib}, staging ? &*staging : nullptr);
+      it->second = wmma_tile(ctx, tcs.tc, base, other_unroll, {mhi, khi, klo}, {&ia, &ib}, staging ? &*staging : nullptr);
     UOpPtr v = it->second.at(size_t(cb[nlo] + 2 * cb[mhi] + 4 * ntile(cb)));
-    if (!reduce_ranges_.empty()) {
+    if (!ctx.reduce_ranges.empty()) {
       std::vector<UOpPtr> s{v};
-      s.insert(s.end(), reduce_ranges_.begin(), reduce_ranges_.end());
+      s.insert(s.end(), ctx.reduce_ranges.begin(), ctx.reduce_ranges.end());
       v = UOp::make(Ops::REDUCE, v->dtype, std::move(s), int64_t(Ops::ADD));
     }
     in.vals.push_back(Val{v, {}});
@@ -77,22 +77,22 @@ UOpPtr Lowerer::lower_tc_reduce(const UOpPtr& u) {
   return unroll(u->dtype, in);
 }
 
-std::vector<UOpPtr> Lowerer::wgmma_tile(const TcSetup& tcs, const Combo& base, uint64_t other_unroll,
+std::vector<UOpPtr> wgmma_tile(LowerCtx& ctx, const TcSetup& tcs, const Combo& base, uint64_t other_unroll,
                                         const Staging& staging) {
-  const StagingInput sin{k_, dims_, reduce_ranges_[0], {tcs.a, tcs.b}, {tc_a_->src[0], tc_b_->src[0]}};
+  const StagingInput sin{ctx.k, ctx.dims, ctx.reduce_ranges[0], {tcs.a, tcs.b}, {ctx.tc_a->src[0], ctx.tc_b->src[0]}};
   const UOpPtr off_a = staging.wgmma_offset(sin, 0), off_b = staging.wgmma_offset(sin, 1);
   int n = 8;
-  for (int d : staging.ntile_dims()) n *= int(k_.full_shape()[size_t(d)]);
+  for (int d : staging.ntile_dims()) n *= int(ctx.k.full_shape()[size_t(d)]);
   std::vector<UOpPtr> c(size_t(n / 2), UOp::const_(tcs.tc.acc, 0));
-  const int64_t steps = count(other_unroll);
+  const int64_t steps = combo_count(ctx, other_unroll);
   for (int64_t j = 0; j < steps; j++) {
-    Combo cb = base, uc = decode(other_unroll, j);
-    for (size_t i = 0; i < ua_.size(); i++)
+    Combo cb = base, uc = decode_combo(ctx, other_unroll, j);
+    for (size_t i = 0; i < ctx.upcasts.size(); i++)
       if (other_unroll >> i & 1) cb[i] = uc[i];
     const bool last = j + 1 == steps;
     const WgmmaArg arg{n,    tcs.tc.in == dtypes::bfloat16, staging.wgmma_operand(0), staging.wgmma_operand(1), j == 0,
                        last, last && staging.deferred()};
-    std::vector<UOpPtr> srcs{staging.buffer(0), subst(off_a, cb), staging.buffer(1), subst(off_b, cb), staging.after()};
+    std::vector<UOpPtr> srcs{staging.buffer(0), at_combo(ctx, off_a, cb), staging.buffer(1), at_combo(ctx, off_b, cb), staging.after()};
     srcs.insert(srcs.end(), c.begin(), c.end());
     UOpPtr w = UOp::make(Ops::WGMMA, tcs.tc.acc.vec(n / 2), std::move(srcs), arg.pack());
     for (int i = 0; i < n / 2; i++) c[size_t(i)] = UOp::make(Ops::GEP, tcs.tc.acc, {w}, int64_t(i));
@@ -100,8 +100,8 @@ std::vector<UOpPtr> Lowerer::wgmma_tile(const TcSetup& tcs, const Combo& base, u
   return c;
 }
 
-std::vector<UOpPtr> Lowerer::wmma_tile(const TensorCore& tc, const Combo& base, uint64_t other_unroll,
-                                       std::array<size_t, 3> mhi_khi_klo, std::array<const Info*, 2> regs,
+std::vector<UOpPtr> wmma_tile(LowerCtx& ctx, const TensorCore& tc, const Combo& base, uint64_t other_unroll,
+                                       std::array<size_t, 3> mhi_khi_klo, std::array<const Unrolled*, 2> regs,
                                        const Staging* staging) {
   // (plain variables, not structured bindings: lambdas below capture them, which clang accepts from 16 on)
   const size_t mhi = mhi_khi_klo[0], khi = mhi_khi_klo[1], klo = mhi_khi_klo[2];
@@ -111,19 +111,19 @@ std::vector<UOpPtr> Lowerer::wmma_tile(const TensorCore& tc, const Combo& base, 
     if (staging) {  // register i of the LDMATRIX fragment, at this tile's other upcast values
       int i = is_a ? int(cb[klo] + 2 * cb[mhi] + 4 * cb[khi]) : int(cb[klo] + 2 * cb[khi]);
       if (!is_a && staging->pair_dim() >= 0) {  // B tiles 2v and 2v + 1 share one LDMATRIX x4
-        const size_t p = ua_of_dim(staging->pair_dim());
+        const size_t p = upcast_of_dim(ctx, staging->pair_dim());
         i += 4 * int(cb[p] % 2);
         cb[p] -= cb[p] % 2;
       }
-      return subst(staging->regs(is_a ? 0 : 1).at(size_t(i)), cb);
+      return at_combo(ctx, staging->regs(is_a ? 0 : 1).at(size_t(i)), cb);
     }
-    const Val v = val(*regs[is_a ? 0 : 1], cb);
+    const Val v = value_at(ctx, *regs[is_a ? 0 : 1], cb);
     if (!v.one || v.one->dtype.count != 1) throw Error("lower: a tensor core register is not a scalar");
     return v.one;
   };
-  for (int64_t j = 0; j < count(other_unroll); j++) {
-    Combo cb = base, uc = decode(other_unroll, j);
-    for (size_t i = 0; i < ua_.size(); i++)
+  for (int64_t j = 0; j < combo_count(ctx, other_unroll); j++) {
+    Combo cb = base, uc = decode_combo(ctx, other_unroll, j);
+    for (size_t i = 0; i < ctx.upcasts.size(); i++)
       if (other_unroll >> i & 1) cb[i] = uc[i];
     std::vector<UOpPtr> srcs;
     for (int i = 0; i < tc.a_regs(); i++) {  // A: (K_LO, M_HI, K_HI) = (i % kl, i / kl % 2, i / (2 kl))

@@ -69,7 +69,8 @@ UOpPtr lower_kernel(const Kernel& k) {
   UOpPtr x = exact_products(k.optimized_ast());
   x = decompositions(x);
   ScopedPass pass("lower");
-  x = lowering::Lowerer(k, x).lower(x);  // reduce_ranges, expand, symbolic
+  lowering::LowerCtx ctx(k, x);
+  x = lowering::lower(ctx, x);  // reduce_ranges, expand, symbolic
   if (k.renderer().prefetches()) x = add_prefetches(x);
   pass.set(-1, int64_t(toposort(x).size()));
   return x;
