@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <set>
 
-#include "tensor/tensor_internal.h"
+#include "tensor/host_tensor.h"
 #include "tg/context.h"
 #include "tg/nn.h"
 
@@ -66,7 +66,7 @@ std::vector<Tensor> load_into(std::vector<std::pair<std::string, Tensor>>& targe
   for (auto& [t, v] : todo) {
     // A state dict that is the model's own (a round trip) holds the same handles: nothing to do.
     if (t->uop() == v.uop()) {
-    } else if (t->uop()->op == Ops::VIEW && t->uop()->src[0]->op == Ops::BUFFER) {
+    } else if (is_buffer_view(*t)) {
       t->assign(v);  // stored into the model's own buffer
     } else {
       // A model tensor not realized yet: assign would make it the state dict's node, and once either is realized

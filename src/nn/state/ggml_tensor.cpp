@@ -4,8 +4,8 @@
 // data is thus copied twice, once per view; the float32 result is what stays.)
 #include "nn/state/ggml_tensor.h"
 
-#include "nn/state/host_tensor.h"
 #include "shape/view.h"
+#include "tensor/host_tensor.h"
 
 namespace tg::nn::state {
 namespace {

@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "nn/state/ggml_tensor.h"
-#include "nn/state/host_tensor.h"
+#include "tensor/host_tensor.h"
 #include "nn/state/loaders.h"
 
 namespace tg::nn::state {

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "nn/state/host_tensor.h"
+#include "tensor/host_tensor.h"
 #include "nn/state/json.h"
 #include "nn/state/loaders.h"
 

@@ -4,7 +4,7 @@
 #include <map>
 #include <set>
 
-#include "nn/state/host_tensor.h"
+#include "tensor/host_tensor.h"
 #include "nn/state/loaders.h"
 #include "nn/state/pickle.h"
 #include "nn/state/zip.h"

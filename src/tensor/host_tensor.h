@@ -1,5 +1,6 @@
 #pragma once
-// Tensors over the bytes of a loaded file, and the raw bytes of a tensor for saving.
+// Tensors over the bytes of a loaded file, and the raw bytes of a tensor for saving: what the state loaders
+// (nn/state/) need of a tensor beyond the public API, in Tensor terms.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -7,7 +8,7 @@
 
 #include "tg/tensor.h"
 
-namespace tg::nn::state {
+namespace tg {
 
 // The device a loader puts its tensors on: "" means tg::default_device().
 std::string load_device(const std::string& device);
@@ -27,6 +28,8 @@ Tensor strided_view(const Tensor& flat, const Shape& shape, const Shape& strides
 
 // A VIEW of a BUFFER that is one dense row-major range of it (an offset, no mask), as realize() leaves it.
 bool is_dense_buffer_view(const Tensor& t);
+// Any view of a BUFFER: the tensor's value is memory of its own (realized), which assign() writes in place.
+bool is_buffer_view(const Tensor& t);
 
 // t.to(device), also for strided views of HOST buffers (which Tensor::to cannot make contiguous on HOST):
 // the whole buffer is copied, then viewed on `device`.
@@ -35,4 +38,4 @@ Tensor host_view_to(const Tensor& t, const std::string& device);
 // The realized, row-major bytes of `t` (itemsize bytes per element, the tensor's own dtype).
 std::vector<uint8_t> tensor_bytes(const Tensor& t);
 
-}  // namespace tg::nn::state
+}  // namespace tg

@@ -1,6 +1,6 @@
 // Tensors over file bytes: a read-only HOST Buffer over the mapping, viewed to a shape, copied to the
 // compute device by the schedule when first used.
-#include "nn/state/host_tensor.h"
+#include "tensor/host_tensor.h"
 
 #include <cstring>
 
@@ -8,7 +8,7 @@
 #include "engine/device_facts.h"
 #include "tensor/tensor_internal.h"
 
-namespace tg::nn::state {
+namespace tg {
 
 std::string load_device(const std::string& device) {
   return canonical_device(device.empty() ? default_device() : device);
@@ -55,6 +55,8 @@ bool dense_buffer_view(const UOpPtr& u) {
 
 bool is_dense_buffer_view(const Tensor& t) { return dense_buffer_view(t.uop()); }
 
+bool is_buffer_view(const Tensor& t) { return t.uop()->op == Ops::VIEW && t.uop()->src.at(0)->op == Ops::BUFFER; }
+
 Tensor host_view_to(const Tensor& t, const std::string& device) {
   UOpPtr u = t.uop();
   if (t.device() != "HOST" || u->op != Ops::VIEW || u->src.at(0)->op != Ops::BUFFER) return t.to(device);
@@ -85,4 +87,4 @@ std::vector<uint8_t> tensor_bytes(const Tensor& t) {
   return std::vector<uint8_t>(all.begin() + std::ptrdiff_t(start), all.begin() + std::ptrdiff_t(start + n));
 }
 
-}  // namespace tg::nn::state
+}  // namespace tg
