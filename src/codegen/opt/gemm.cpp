@@ -31,15 +31,8 @@ bool gemm_opts(const Kernel& k, const TryOpt& try_opt) {
   if (ia == ib || ia >= k.views().size() || ib >= k.views().size()) return false;
   // one reduce dim, and output loops along M (B does not read them) and N (A does not)
   if (k.first_upcast() - k.first_reduce() != 1 || k.kinds()[size_t(k.first_reduce())] != AxisKind::REDUCE) return false;
-  auto along = [&](size_t reads, size_t ignores) {
-    for (int d = k.first_reduce() - 1; d >= 0; d--)
-      if (k.kinds()[size_t(d)] == AxisKind::LOOP && k.last_view_stride(reads, d) > 0 &&
-          k.last_view_stride(ignores, d) == 0)
-        return d;
-    return -1;
-  };
-  auto m = [&] { return along(ia, ib); };
-  auto n = [&] { return along(ib, ia); };
+  auto m = [&] { return loop_along(k, ia, ib); };
+  auto n = [&] { return loop_along(k, ib, ia); };
   const MatmulTile t = matmul_tile("GEMM_TILE", kGemmTile, 256);
   const int64_t um = t.upcast_m, un = t.upcast_n, lm = t.threads_m, ln = t.threads_n, uk = t.unroll_k;
   // (a tile the kernel's limits refuse is the knob's error, caught before any opt is applied)

@@ -465,6 +465,13 @@ void window_tiles(const Kernel& k, const TryOpt& try_opt) {
 
 }  // namespace
 
+int loop_along(const Kernel& k, size_t reads, size_t ignores) {
+  for (int d = k.first_reduce() - 1; d >= 0; d--)
+    if (k.kinds()[size_t(d)] == AxisKind::LOOP && k.last_view_stride(reads, d) > 0 && k.last_view_stride(ignores, d) == 0)
+      return d;
+  return -1;
+}
+
 void hand_coded_optimizations(Kernel& k) {
   auto try_opt = [&](const Opt& o) {
     try {

@@ -16,6 +16,10 @@ using TryOpt = std::function<bool(const Opt&)>;
 // level only, so the CPU and the interpreter get the same arithmetic.
 void hand_coded_optimizations(Kernel& k);
 
+// A matmul's output loop along M or N: the innermost LOOP dim that view `reads` moves along (with a plain stride)
+// and view `ignores` does not (B along M, A along N); -1 where none is.
+int loop_along(const Kernel& k, size_t reads, size_t ignores);
+
 // The matmul steps, tried first; each returns false (and applies no opt) where the kernel is not one it takes.
 // Tensor cores (TC, then register tiles, warps and K steps: codegen/opt/tc_opts.cpp).
 bool tensor_core_opts(const Kernel& k, const TryOpt& try_opt);

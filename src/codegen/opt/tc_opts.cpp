@@ -52,18 +52,11 @@ bool tensor_core_opts(const Kernel& k, const TryOpt& try_opt) {
   if (TC <= 0 || k.renderer().tensor_cores().empty() || !try_opt({OptOps::TC, 0, 0})) return false;
   const std::optional<TcSetup>& tc = k.tensor_core();
   // The output loops along M (B does not read them) and N (A does not), innermost first.
-  auto along = [&](size_t reads, size_t ignores) {
-    for (int d = k.first_reduce() - 1; d >= 0; d--)
-      if (k.kinds()[size_t(d)] == AxisKind::LOOP && k.last_view_stride(reads, d) > 0 &&
-          k.last_view_stride(ignores, d) == 0)
-        return d;
-    return -1;
-  };
   // A register tile of warp tiles sharing each lane's registers (32 x 64 per warp by default), 4 x 2 warps (a 128 x
   // 128 block), K unrolled 4 times (64 per step of the reduce loop, one shared-memory stage); see kTcTile.
   // (Dims are looked up again after every opt: a dim split down to 1 is dropped and the later ones move.)
-  auto m = [&] { return along(tc->a, tc->b); };
-  auto n = [&] { return along(tc->b, tc->a); };
+  auto m = [&] { return loop_along(k, tc->a, tc->b); };
+  auto n = [&] { return loop_along(k, tc->b, tc->a); };
   auto apply = [&](OptOps op, int d, std::initializer_list<int> amts) {
     if (d >= 0)
       for (int amt : amts)
