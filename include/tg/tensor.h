@@ -254,7 +254,7 @@ class Tensor {
   // `Tensor::training = true` all set the same value).
   static ContextVar& training;
 
-  // ---- more movement and indexing (src/tensor/movement_extra.cpp, src/tensor/indexing.cpp) ----
+  // ---- more movement and indexing (src/tensor/movement_composed.cpp, src/tensor/indexing.cpp) ----
   Tensor squeeze() const;
   Tensor squeeze(int64_t dim) const;
   Tensor unsqueeze(int64_t dim) const;
@@ -354,7 +354,7 @@ class Tensor {
   Tensor softsign() const;
   Tensor logsigmoid() const;
 
-  // ---- more reductions (src/tensor/reduce_extra.cpp, src/tensor/sort.cpp) ----
+  // ---- more reductions (src/tensor/reduce_composed.cpp, src/tensor/sort.cpp) ----
   Tensor prod() const;
   Tensor prod(int64_t axis, bool keepdim = false) const;
   Tensor any() const;

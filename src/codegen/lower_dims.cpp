@@ -64,8 +64,9 @@ bool symbolic_view_fits(const ShapeTracker& st) {
   constexpr int64_t lim = INT32_MAX;
   std::vector<UOpPtr> idxs;
   for (size_t i = 0; i < st.shape().size(); i++)
-    idxs.push_back(UOp::make(Ops::DEFINE_VAR, dtypes::int64, {},
-                             NamedRange{"fidx" + std::to_string(i), 0, std::max<int64_t>(0, st.shape()[i].vmax() - 1)}));
+    idxs.push_back(
+        UOp::make(Ops::DEFINE_VAR, dtypes::int64, {},
+                  NamedRange{"fidx" + std::to_string(i), 0, std::max<int64_t>(0, st.shape()[i].vmax() - 1)}));
   auto [idx, valid] = to_indexed_uops(st, idxs, dtypes::int64);
   for (const View& v : st.views)
     if (prod(v.shape).vmax() > lim) return false;
@@ -112,6 +113,9 @@ bool is_ast_op(Ops op) {
 }
 }  // namespace
 
+// GPU launch: the innermost LOOP dims are the grid, LOCAL/GROUP dims the threads of a block; a tensor core's
+// two lane dims share threadIdx.x. Loads that a workgroup shares in a matmul go through shared memory
+// (codegen/staging.h): their values are loads of the staged tile, or LDMATRIX fragments for a tensor core.
 LowerCtx::LowerCtx(const Kernel& kernel, const UOpPtr& ast)
     : k(kernel), ren(kernel.renderer()), idx_dt(index_dtype(kernel, ast)) {
   LowerCtx& ctx = *this;

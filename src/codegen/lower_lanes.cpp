@@ -86,7 +86,8 @@ UOpPtr as_vec(const LowerCtx& ctx, const Val& v) {
 }
 
 bool vec_ok(const LowerCtx& ctx, Ops op, DType dt) {
-  return ctx.vector_width > 1 && dt.count == 1 && !dt.ptr && ctx.ren.vectorizes(op, dt) && ctx.ren.vector_width_ok(int(ctx.vector_width), dt);
+  return ctx.vector_width > 1 && dt.count == 1 && !dt.ptr && ctx.ren.vectorizes(op, dt) &&
+         ctx.ren.vector_width_ok(int(ctx.vector_width), dt);
 }
 
 Val alu(const LowerCtx& ctx, Ops op, DType dt, const std::vector<Val>& srcs, const Arg& arg) {
@@ -102,8 +103,9 @@ Val alu(const LowerCtx& ctx, Ops op, DType dt, const std::vector<Val>& srcs, con
     return Val{UOp::make(op, dt, std::move(o), arg), {}};
   }
   // A conversion of a vector the backend converts whole (bytes to floats: __builtin_convertvector).
-  const bool vec_cast = op == Ops::CAST && srcs.size() == 1 && srcs[0].one && srcs[0].one->dtype.count == ctx.vector_width &&
-                        dt.count == 1 && ctx.ren.vectorizes_cast(srcs[0].one->dtype.scalar_type(), dt) &&
+  const bool vec_cast = op == Ops::CAST && srcs.size() == 1 && srcs[0].one &&
+                        srcs[0].one->dtype.count == ctx.vector_width && dt.count == 1 &&
+                        ctx.ren.vectorizes_cast(srcs[0].one->dtype.scalar_type(), dt) &&
                         ctx.ren.vector_width_ok(int(ctx.vector_width), dt);
   if ((same && vec_ok(ctx, op, dt)) || vec_cast) {
     std::vector<UOpPtr> o;

@@ -15,8 +15,8 @@ namespace tg::lowering {
 
 void stage_shared_loads(LowerCtx& ctx, const UOpPtr& ast) {
   const auto& kinds = ctx.k.kinds();
-  if (Staging::fragments(ctx.k) || ctx.reduce_ranges.size() != 1 || !ctx.group_dims.empty() || !ctx.ren.async_copies() ||
-      ctx.k.reduce_count() != 1)
+  if (Staging::fragments(ctx.k) || ctx.reduce_ranges.size() != 1 || !ctx.group_dims.empty() ||
+      !ctx.ren.async_copies() || ctx.k.reduce_count() != 1)
     return;
   const UOp* reduce = ctx.k.reduce();
   if (!reduce) return;
@@ -110,8 +110,8 @@ bool distinct_addresses(const LowerCtx& ctx, const UOpPtr& idx, uint64_t mask) {
   return true;
 }
 
-UOpPtr run_store(const LowerCtx& ctx, const UOpPtr& buf, const Unrolled& value, const AccessRun& run, const Combo& start,
-                          const UOpPtr& base, const UOpPtr& valid) {
+UOpPtr run_store(const LowerCtx& ctx, const UOpPtr& buf, const Unrolled& value, const AccessRun& run,
+                 const Combo& start, const UOpPtr& base, const UOpPtr& valid) {
   if (!aligned(ctx, base, run.width)) return nullptr;
   std::vector<UOpPtr> lanes;
   for (int64_t j = 0; j < run.width; j++) {
@@ -158,7 +158,8 @@ UOpPtr lower_const(LowerCtx& ctx, const UOpPtr& u) {
       continue;
     }
     Val v;
-    for (int64_t i = 0; i < ctx.vector_width; i++) v.lanes.push_back(simplify(where(at_combo(ctx, vc, cb, i), c, zero)));
+    for (int64_t i = 0; i < ctx.vector_width; i++)
+      v.lanes.push_back(simplify(where(at_combo(ctx, vc, cb, i), c, zero)));
     in.vals.push_back(std::move(v));
   }
   return unroll(u->dtype, in);
@@ -265,7 +266,8 @@ UOpPtr lower_store(LowerCtx& ctx, const UOpPtr& u) {
         continue;
       }
     // lane by lane, in order (where lanes write one address, the last wins, as the loop would)
-    for (int64_t i = 0; i < ctx.vector_width; i++) stores.push_back(store(at_combo(ctx, ic, cb, i), lane(ctx, v, i), at_combo(ctx, vc, cb, i)));
+    for (int64_t i = 0; i < ctx.vector_width; i++)
+      stores.push_back(store(at_combo(ctx, ic, cb, i), lane(ctx, v, i), at_combo(ctx, vc, cb, i)));
   }
   return UOp::make(Ops::UNROLL, dtypes::void_, std::move(stores), int64_t(mask));
 }

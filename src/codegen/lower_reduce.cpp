@@ -55,6 +55,11 @@ UOpPtr with_ranges(const LowerCtx& ctx, const UOpPtr& x, const std::vector<UOpPt
   });
 }
 
+// A REDUCE_AXIS at one output lane reduces its source over the UNROLL values in a balanced tree
+// ((x0+x1)+(x2+x3)), then accumulates that across the reduce loops (REDUCE(value, ranges...)). When the
+// vector dim is an UNROLL dim, each of its lanes accumulates separately and the lanes are added in a tree
+// after the loop. (On GPUs the linearizer then adds the tree's terms to the accumulator one by one: see
+// LinearizeOptions::sequential_sums.)
 UOpPtr lower_reduce(LowerCtx& ctx, const UOpPtr& u) {
   if (ctx.k.tensor_core()) return lower_tc_reduce(ctx, u);
   const Ops op = u->get<ReduceArg>().op;

@@ -38,7 +38,8 @@ UOpPtr lower_tc_reduce(LowerCtx& ctx, const UOpPtr& u) {
   const Unrolled ia = unpack(ctx.tc_regs.at(la)), ib = unpack(ctx.tc_regs.at(lb));
   const size_t mhi = upcast_of(ctx, TcRole::M_HI), nlo = upcast_of(ctx, TcRole::N_LO);
   const bool has_klo = tcs.tc.k_lo() > 1;  // (tf32 has none)
-  const size_t khi = upcast_of(ctx, TcRole::K_HI), kmid = upcast_of(ctx, TcRole::K_MID), klo = has_klo ? upcast_of(ctx, TcRole::K_LO) : kmid;
+  const size_t khi = upcast_of(ctx, TcRole::K_HI), kmid = upcast_of(ctx, TcRole::K_MID),
+               klo = has_klo ? upcast_of(ctx, TcRole::K_LO) : kmid;
   const uint64_t tc_unroll = (uint64_t(1) << khi) | (uint64_t(1) << klo) | (uint64_t(1) << kmid);
   const uint64_t other_unroll = ctx.unroll_mask & ~tc_unroll;
   Unrolled in{((ia.mask | ib.mask) & ~ctx.unroll_mask) | (uint64_t(1) << mhi) | (uint64_t(1) << nlo), {}};
@@ -65,7 +66,8 @@ UOpPtr lower_tc_reduce(LowerCtx& ctx, const UOpPtr& u) {
     if (fresh && wg)
       it->second = wgmma_tile(ctx, tcs, base, other_unroll, *staging);
     else if (fresh)
-      it->second = wmma_tile(ctx, tcs.tc, base, other_unroll, {mhi, khi, klo}, {&ia, &ib}, staging ? &*staging : nullptr);
+      it->second =
+          wmma_tile(ctx, tcs.tc, base, other_unroll, {mhi, khi, klo}, {&ia, &ib}, staging ? &*staging : nullptr);
     UOpPtr v = it->second.at(size_t(cb[nlo] + 2 * cb[mhi] + 4 * ntile(cb)));
     if (!ctx.reduce_ranges.empty()) {
       std::vector<UOpPtr> s{v};
@@ -92,7 +94,8 @@ std::vector<UOpPtr> wgmma_tile(LowerCtx& ctx, const TcSetup& tcs, const Combo& b
     const bool last = j + 1 == steps;
     const WgmmaArg arg{n,    tcs.tc.in == dtypes::bfloat16, staging.wgmma_operand(0), staging.wgmma_operand(1), j == 0,
                        last, last && staging.deferred()};
-    std::vector<UOpPtr> srcs{staging.buffer(0), at_combo(ctx, off_a, cb), staging.buffer(1), at_combo(ctx, off_b, cb), staging.after()};
+    std::vector<UOpPtr> srcs{staging.buffer(0), at_combo(ctx, off_a, cb), staging.buffer(1), at_combo(ctx, off_b, cb),
+                             staging.after()};
     srcs.insert(srcs.end(), c.begin(), c.end());
     UOpPtr w = UOp::make(Ops::WGMMA, tcs.tc.acc.vec(n / 2), std::move(srcs), arg.pack());
     for (int i = 0; i < n / 2; i++) c[size_t(i)] = UOp::make(Ops::GEP, tcs.tc.acc, {w}, int64_t(i));

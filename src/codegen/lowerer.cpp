@@ -3,28 +3,8 @@
 //   reduce_ranges  each REDUCE_AXIS gets the RANGEs it reduces over as sources (fresh ones when nested)
 //   expand         views -> index math; every node -> UNROLL(its values at each combination of upcast values)
 //   symbolic       index math simplified
-// Each LOOP/REDUCE dim of the full shape becomes a RANGE, the THREAD dim becomes SPECIAL core_id, and each
-// view's tracker turns those into a buffer index and a validity (shape/indexing.h).
-//
-// UNROLL/UPCAST dims are not loops. The expander writes the AST once per value of them ("lanes"): every
-// node is lowered once per combination of the upcast values it depends on (a load that does not depend
-// on an upcast dim is shared by all of them), and stands in the graph as an UNROLL node holding those values
-// (arg: the dims, a bit mask), which its users' rules read. A rule fires only on AST nodes or on nodes with an
-// UNROLL source, so the lowered nodes it makes are final. The kernel's vector dim (Kernel::vector_dim) is kept
-// together: a node that depends on it is one vector node (float4 ...) where the renderer takes vectors of
-// that op and dtype, and W scalar lanes otherwise (VECTORIZE(lanes) inside an UNROLL), with the same arithmetic
-// per lane either way. Vectors are chosen by what the renderer takes as they are made, so no devectorize pass
-// follows.
-//
-// A REDUCE_AXIS at one output lane reduces its source over the UNROLL values in a balanced tree
-// ((x0+x1)+(x2+x3)), then accumulates that across the reduce loops (REDUCE(value, ranges...)). When the
-// vector dim is an UNROLL dim, each of its lanes accumulates separately and the lanes are added in a tree
-// after the loop. (On GPUs the linearizer then adds the tree's terms to the accumulator one by one: see
-// LinearizeOptions::sequential_sums.)
-//
-// GPU launch: the innermost LOOP dims are the grid, LOCAL/GROUP dims the threads of a block; a tensor core's
-// two lane dims share threadIdx.x. Loads that a workgroup shares in a matmul go through shared memory
-// (codegen/staging.h): their values are loads of the staged tile, or LDMATRIX fragments for a tensor core.
+// The dims become RANGEs and SPECIALs (lower_dims.cpp), each view's tracker a buffer index and a validity
+// (shape/indexing.h); how upcast dims become lanes is told at pm_expand below.
 #include "codegen/lowerer.h"
 
 #include <algorithm>
@@ -75,6 +55,16 @@ const TypedMatcher<LowerCtx>& pm_reduce_ranges() {
   return pm;
 }
 
+// UNROLL/UPCAST dims are not loops. The expander writes the AST once per value of them ("lanes"): every
+// node is lowered once per combination of the upcast values it depends on (a load that does not depend
+// on an upcast dim is shared by all of them), and stands in the graph as an UNROLL node holding those values
+// (arg: the dims, a bit mask), which its users' rules read. A rule fires only on AST nodes or on nodes with an
+// UNROLL source, so the lowered nodes it makes are final. The kernel's vector dim (Kernel::vector_dim) is kept
+// together: a node that depends on it is one vector node (float4 ...) where the renderer takes vectors of
+// that op and dtype, and vector_width scalar lanes otherwise (VECTORIZE(lanes) inside an UNROLL), with the same
+// arithmetic per lane either way. Vectors are chosen by what the renderer takes as they are made, so no
+// devectorize pass follows.
+//
 // expand: every node becomes an UNROLL of its values at each combination of the upcast values it depends on;
 // a STORE an UNROLL of its stores; the SINK gathers the stores.
 const TypedMatcher<LowerCtx>& pm_expand() {

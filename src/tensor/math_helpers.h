@@ -1,5 +1,5 @@
 #pragma once
-// Small helpers shared by math.cpp, activations.cpp, reduce_extra.cpp and sort.cpp (not public). They
+// Small helpers shared by math.cpp, activations.cpp, reduce_composed.cpp and sort.cpp (not public). They
 // build graph nodes from existing Tensor ops only; nothing here computes eagerly.
 #include <string>
 #include <utility>

@@ -1,4 +1,4 @@
-// The extra reductions (src/tensor/reduce_extra.cpp, src/tensor/sort.cpp) against brute-force references
+// The extra reductions (src/tensor/reduce_composed.cpp, src/tensor/sort.cpp) against brute-force references
 // on random inputs: prod, any/all, var/std, argmax/argmin, cumsum, logsumexp, softmax, log_softmax, sort
 // and topk, with negative axes, keepdim, 0- and 1-sized dims and the relevant dtypes.
 #include <gtest/gtest.h>
