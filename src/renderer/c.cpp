@@ -103,6 +103,11 @@ static inline float tg_rbf(float x) { return tg_bf2f(tg_f2bf(x)); }
 
 ContextVar THREADS("THREADS", 0);
 
+// A double rounded once to dt's 16-bit format, as the float register that holds it.
+std::string from_double16(DType dt, const std::string& x) {
+  return dt.scalar == Scalar::Float16 ? "tg_h2f(tg_d2h(" + x + "))" : "tg_bf2f(tg_d2bf(" + x + "))";
+}
+
 // exp2 on a float vector T (int vector M of the same lanes): 2^x = 2^n * 2^f with n = round(x), f in
 // [-0.5, 0.5], 2^f by Cephes' exp2f polynomial; 2^n as two factors 2^(n/2) * 2^(n - n/2) so each is a normal
 // float and subnormal or infinite results round as one product would.
@@ -220,16 +225,14 @@ ClangRenderer::ClangRenderer()
     }
     // narrower: exec_alu rounds a*b+c once (computed in double); C in float would round twice
     std::string e = "(((double)" + a[0] + "*" + a[1] + ")+" + a[2] + ")";
-    if (is_half(dt)) return "tg_h2f(tg_d2h(" + e + "))";
-    if (is_bf16(dt)) return "tg_bf2f(tg_d2bf(" + e + "))";
-    return "((float)" + e + ")";
+    return is_16bit_float(dt) ? from_double16(dt, e) : "((float)" + e + ")";
   };
   // IDIV of 16-bit floats: the integer trunc((double)a/b) may be past 2^24, so it must not round through float first.
   rules_[int(Ops::IDIV)] = [](const UOp& u, const std::vector<std::string>& a, Prelude&) -> std::optional<std::string> {
     const DType dt = u.dtype;
     if (dt.count != 1 || !is_16bit_float(dt)) return std::nullopt;
     std::string e = "__builtin_trunc((double)" + a[0] + "/" + a[1] + ")";
-    return is_half(dt) ? "tg_h2f(tg_d2h(" + e + "))" : "tg_bf2f(tg_d2bf(" + e + "))";
+    return from_double16(dt, e);
   };
 }
 
@@ -286,7 +289,7 @@ std::string ClangRenderer::render_cast(DType to, DType from, const std::string& 
   if (to.count > 1 && is_half(from)) return x;  // float16 vectors are float vectors in registers
   if (to.count > 1) return "__builtin_convertvector(" + x + ", " + type_name(to) + ")";
   if (is_16bit_float(to)) {
-    if (needs_double_path(from, to)) return is_half(to) ? "tg_h2f(tg_d2h(" + x + "))" : "tg_bf2f(tg_d2bf(" + x + "))";
+    if (needs_double_path(from, to)) return from_double16(to, x);
     return (is_half(to) ? "tg_rh(" : "tg_rbf(") + x + ")";
   }
   // A 16-bit float already is a float in registers.

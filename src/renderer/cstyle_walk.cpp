@@ -111,9 +111,7 @@ void CStyleWalk::collect_types() {
   for (auto& u : uops_) {
     DType dt = u->dtype;
     if (dt.count > 1 && !dt.ptr && u->op != Ops::WGMMA) {  // (a WGMMA's lanes are an array)
-      bool seen = false;
-      for (auto& v : pre_.vector_types) seen |= v == dt;
-      if (!seen) pre_.vector_types.push_back(dt);
+      pre_.need_vector_type(dt);
     }
     if (dt.scalar == Scalar::Float16) pre_.half = true;
     if (dt.scalar == Scalar::BFloat16) pre_.bf16 = true;
@@ -202,7 +200,6 @@ void CStyleWalk::emit(size_t i) {
 }
 
 void CStyleWalk::define_global(size_t i, const UOp& u) {
-  if (!u.dtype.ptr) throw Error(where(i) + ": a buffer parameter needs a pointer dtype, got " + u.dtype.repr());
   r_[i] = "data" + std::to_string(u.get<int64_t>());
   buffer_param(i, u, r_[i]);
 }

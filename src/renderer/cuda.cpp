@@ -24,6 +24,12 @@ const char* kBf16Helpers =
     R"(__device__ inline float tg_rbf(float x) { return __bfloat162float(__float2bfloat16_rn(x)); }
 )";
 
+// A double rounded once to dt's 16-bit format (__double2half / __double2bfloat16), as the float that holds it.
+std::string from_double16(DType dt, const std::string& x) {
+  return dt.scalar == Scalar::Float16 ? "__half2float(__double2half(" + x + "))"
+                                      : "__bfloat162float(__double2bfloat16(" + x + "))";
+}
+
 }  // namespace
 
 CUDARenderer::CUDARenderer(std::string arch)
@@ -44,9 +50,7 @@ CUDARenderer::CUDARenderer(std::string arch)
     const DType dt = u.dtype;
     if (!dt.is_float() || dt.scalar == Scalar::Float64) return std::nullopt;
     std::string e = "fma((double)" + a[0] + ", (double)" + a[1] + ", (double)" + a[2] + ")";
-    if (is_half(dt)) return "__half2float(__double2half(" + e + "))";
-    if (is_bf16(dt)) return "__bfloat162float(__double2bfloat16(" + e + "))";
-    return "((float)" + e + ")";
+    return is_16bit_float(dt) ? from_double16(dt, e) : "((float)" + e + ")";
   };
   // DOT4: one dp4a (sm_61+), unsigned bytes of a times signed bytes of b.
   rules_[int(Ops::DOT4)] = [this](const UOp&, const std::vector<std::string>& a,
@@ -62,7 +66,7 @@ CUDARenderer::CUDARenderer(std::string arch)
     const DType dt = u.dtype;
     if (!is_16bit_float(dt)) return std::nullopt;
     std::string e = "trunc((double)" + a[0] + "/" + a[1] + ")";
-    return is_half(dt) ? "__half2float(__double2half(" + e + "))" : "__bfloat162float(__double2bfloat16(" + e + "))";
+    return from_double16(dt, e);
   };
   // 16-bit vectors are structs of the raw values: lanes are float registers, rounded once into them, and read back
   // converted to float.
@@ -142,8 +146,7 @@ std::string CUDARenderer::render_cast(DType to, DType from, const std::string& x
     // From double or wide integers, round once from double; from float, narrower ints and the other 16-bit
     // format, float holds the value exactly.
     if (needs_double_path(from, to))
-      return is_half(to) ? "__half2float(__double2half((double)(" + x + ")))"
-                         : "__bfloat162float(__double2bfloat16((double)(" + x + ")))";
+      return from_double16(to, "(double)(" + x + ")");
     return (is_half(to) ? "tg_rh((float)(" : "tg_rbf((float)(") + x + "))";
   }
   return CStyleRenderer::render_cast(to, is_16bit_float(from) ? dtypes::float32 : from, x, pre);

@@ -98,7 +98,6 @@ std::string LLVMWalk::operand(const UOp& u, size_t k) {
 // ---- parameters ----
 
 void LLVMWalk::define_global(size_t i, const UOp& u) {
-  if (!u.dtype.ptr) throw Error(where(i) + ": a buffer parameter needs a pointer dtype, got " + u.dtype.repr());
   r_[i] = "%data" + std::to_string(u.get<int64_t>());
   buffer_param(i, u, r_[i]);
 }

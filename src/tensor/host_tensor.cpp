@@ -43,8 +43,10 @@ Tensor strided_view(const Tensor& flat, const Shape& shape, const Shape& strides
 
 namespace {
 
+bool view_of_buffer(const UOpPtr& u) { return u->op == Ops::VIEW && u->src.at(0)->op == Ops::BUFFER; }
+
 bool dense_buffer_view(const UOpPtr& u) {
-  if (u->op != Ops::VIEW || u->src.at(0)->op != Ops::BUFFER) return false;
+  if (!view_of_buffer(u)) return false;
   const ShapeTracker& st = u->get<ShapeTracker>();
   const View& v = st.views.back();
   return st.views.size() == 1 && !v.mask && v.strides == strides_for_shape(v.shape) &&
@@ -55,11 +57,11 @@ bool dense_buffer_view(const UOpPtr& u) {
 
 bool is_dense_buffer_view(const Tensor& t) { return dense_buffer_view(t.uop()); }
 
-bool is_buffer_view(const Tensor& t) { return t.uop()->op == Ops::VIEW && t.uop()->src.at(0)->op == Ops::BUFFER; }
+bool is_buffer_view(const Tensor& t) { return view_of_buffer(t.uop()); }
 
 Tensor host_view_to(const Tensor& t, const std::string& device) {
   UOpPtr u = t.uop();
-  if (t.device() != "HOST" || u->op != Ops::VIEW || u->src.at(0)->op != Ops::BUFFER) return t.to(device);
+  if (t.device() != "HOST" || !view_of_buffer(u)) return t.to(device);
   // Copy the whole buffer (a HOST view cannot be made contiguous in place), then view it again there.
   const UOpPtr& buf = u->src[0];
   Tensor whole = Tensor(make_view(buf, ShapeTracker::from_shape({buf->get<BufferArg>().size})), "HOST").to(device);

@@ -131,8 +131,12 @@ std::string Unpickler::line() {
   return s;
 }
 
-uint64_t Unpickler::le(size_t n) {
+void Unpickler::need(size_t n) const {
   if (n > size_ - pos_) fail("truncated: opcode argument needs " + std::to_string(n) + " bytes");
+}
+
+uint64_t Unpickler::le(size_t n) {
+  need(n);
   uint64_t v = 0;
   for (size_t k = n; k-- > 0;) v = (v << 8) | data_[pos_ + k];
   pos_ += n;
@@ -324,7 +328,7 @@ bool Unpickler::scalar_op(uint8_t op) {
       return true;
     }
     case BINFLOAT: {  // big-endian
-      if (size_ - pos_ < 8) fail("truncated: opcode argument needs 8 bytes");
+      need(8);
       uint64_t bits = 0;
       for (int k = 0; k < 8; k++) bits = (bits << 8) | data_[pos_ + size_t(k)];
       pos_ += 8;

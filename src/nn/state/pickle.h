@@ -54,7 +54,8 @@ class Unpickler {
   std::vector<PyObj*> pop_mark();
   PyObj* make_str(PyObj::Kind k, uint64_t n);
   std::string line();  // text argument of GLOBAL, up to '\n'
-  uint64_t le(size_t n);  // an n-byte little-endian argument
+  void need(size_t n) const;  // fails unless n more bytes follow
+  uint64_t le(size_t n);       // an n-byte little-endian argument
   void push(PyObj* o) { stack_.push_back(o); }
   void push_int(int64_t v);
   void push_tuple(std::vector<PyObj*> items);
